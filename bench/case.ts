@@ -1,0 +1,19 @@
+/**
+ * One benchmark case in its own process (so peak memory is the case's own): loads a scene, runs it without writing
+ * outputs, prints the RunSummary as one JSON line on stdout.
+ * Usage: tsx bench/case.ts <scene> <integrator> [dt] [linear]
+ */
+import { buildModel } from '../src/scene/build.js';
+import { applyOverrides, loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
+import { simulate } from '../src/sim/simulate.js';
+
+const [sceneName, integrator, dt, linear] = process.argv.slice(2);
+const loaded = loadScene(sceneName);
+const scene = applyOverrides(loaded.scene, {
+  integrator,
+  dt: dt ? Number(dt) : undefined,
+  linear: linear === 'ldlt' || linear === 'pcg' ? linear : undefined,
+});
+const model = buildModel(scene, meshResolver(loaded.baseDir));
+const { summary } = simulate(model, toRunOptions(scene));
+process.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -1,0 +1,100 @@
+/**
+ * Times one Newton iteration's elastic assembly (energy + gradient + projected Hessian) on box grids.
+ * Run: npx tsx bench/elastic-assembly.ts [cellsX cellsY cellsZ ...]
+ */
+import { ElasticTets } from '../src/energies/elastic-tets.js';
+import { MATERIAL_MODELS, createMaterial } from '../src/energies/materials.js';
+import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+
+/** Unit-spaced grid of nx x ny x nz cells, 6 Kuhn tets per cell, positively oriented. */
+function boxGrid(nx: number, ny: number, nz: number): { X: Float64Array; tets: Uint32Array } {
+  const node = (i: number, j: number, k: number) => i + (nx + 1) * (j + (ny + 1) * k);
+  const X = new Float64Array(3 * (nx + 1) * (ny + 1) * (nz + 1));
+  for (let k = 0; k <= nz; k++)
+    for (let j = 0; j <= ny; j++)
+      for (let i = 0; i <= nx; i++) X.set([i * 0.01, j * 0.01, k * 0.01], 3 * node(i, j, k));
+  const tets: number[] = [];
+  const perms = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+  for (let k = 0; k < nz; k++)
+    for (let j = 0; j < ny; j++)
+      for (let i = 0; i < nx; i++) {
+        const corner = (c: number) => node(i + (c & 1), j + ((c >> 1) & 1), k + ((c >> 2) & 1));
+        for (const p of perms) {
+          const c1 = 1 << p[0];
+          const c2 = c1 | (1 << p[1]);
+          const tet = [corner(0), corner(c1), corner(c2), corner(7)];
+          const a = [0, 1, 2].map((r) => X[3 * tet[1] + r] - X[3 * tet[0] + r]);
+          const b = [0, 1, 2].map((r) => X[3 * tet[2] + r] - X[3 * tet[0] + r]);
+          const c = [0, 1, 2].map((r) => X[3 * tet[3] + r] - X[3 * tet[0] + r]);
+          const det = a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
+          if (det < 0) tets.push(tet[0], tet[2], tet[1], tet[3]);
+          else tets.push(...tet);
+        }
+      }
+  return { X, tets: Uint32Array.from(tets) };
+}
+
+function median(a: number[]): number {
+  const s = [...a].sort((p, q) => p - q);
+  return s[Math.floor(s.length / 2)];
+}
+
+/** Median and minimum: the machine may be shared, and the minimum is the least disturbed run. */
+function stats(a: number[]): string {
+  return `${median(a).toFixed(2)} (min ${Math.min(...a).toFixed(2)})`;
+}
+
+const args = process.argv.slice(2).map(Number);
+const grids: [number, number, number][] = [];
+for (let i = 0; i + 2 < args.length; i += 3) grids.push([args[i], args[i + 1], args[i + 2]]);
+if (grids.length === 0) grids.push([10, 10, 10], [20, 20, 10]);
+
+for (const [nx, ny, nz] of grids) {
+  const { X, tets } = boxGrid(nx, ny, nz);
+  // A twisted, squashed, jittered state: nontrivial rotations and some indefinite element Hessians.
+  const x = new Float64Array(X.length);
+  let seed = 12345;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  for (let n = 0; n < X.length / 3; n++) {
+    const z = X[3 * n + 2];
+    const angle = 3 * z;
+    const c = Math.cos(angle);
+    const s = Math.sin(angle);
+    x[3 * n] = c * X[3 * n] - s * X[3 * n + 1] + 0.001 * rand();
+    x[3 * n + 1] = s * X[3 * n] + c * X[3 * n + 1] + 0.001 * rand();
+    x[3 * n + 2] = 0.8 * z + 0.001 * rand();
+  }
+  console.log(`grid ${nx}x${ny}x${nz}: ${tets.length / 4} tets, ${X.length / 3} nodes`);
+  for (const model of MATERIAL_MODELS) {
+    const term = new ElasticTets(X, tets, createMaterial(model, { youngsModulus: 1e5, poissonRatio: 0.4 }));
+    const builder = new PatternBuilder(X.length / 3);
+    term.addPattern(builder);
+    const H = new BsrMatrix(builder.build());
+    term.bindPattern(H);
+    const g = new Float64Array(x.length);
+    const times: number[] = [];
+    const parts = { energy: [] as number[], gradient: [] as number[], hessian: [] as number[] };
+    if (term.countInverted(x) > 0) throw new Error('bench state has inverted tets');
+    for (let rep = 0; rep < 30; rep++) {
+      const t0 = performance.now();
+      term.energy(x);
+      const t1 = performance.now();
+      g.fill(0);
+      term.addGradient(x, 1, g);
+      const t2 = performance.now();
+      H.zero();
+      term.addHessian(x, 1, H, true);
+      const t3 = performance.now();
+      if (rep >= 5) {
+        times.push(t3 - t0);
+        parts.energy.push(t1 - t0);
+        parts.gradient.push(t2 - t1);
+        parts.hessian.push(t3 - t2);
+      }
+    }
+    console.log(
+      `  ${model.padEnd(19)} total ${stats(times)} ms; energy ${stats(parts.energy)}, ` +
+        `gradient ${stats(parts.gradient)}, projected Hessian incl. zeroing ${stats(parts.hessian)}`,
+    );
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * `npm run bench`: seed 000 Table 1's deformation-only scenes at the paper's settings (h = 1/30 s), A-search and
+ * BDF2, each case in a child process. Prints runtime, Newton iterations and peak memory beside the paper's figures
+ * and the ratio ours / paper, plus where the time goes (assembly, linear solve, line search, other).
+ *
+ * Options: --only NAME[,NAME] (scene names), --linear pcg|ldlt, --json FILE (also write the rows as JSON).
+ * The paper's machine: Intel Xeon w5-2445 (CPU solver, Jacobi PCG). Ours: whatever runs this; see `nproc`.
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { RunSummary } from '../src/sim/records.js';
+
+interface PaperRow {
+  scene: string;
+  integrator: string;
+  seconds: number;
+  newton: number;
+}
+
+/** Seed 000, Table 1: A-search and BDF2 at equal time step (1/30 s). */
+const paper: PaperRow[] = [
+  { scene: 'rotating-cube-soft', integrator: 'a-search', seconds: 27.6, newton: 902 },
+  { scene: 'rotating-cube-soft', integrator: 'bdf2', seconds: 20.3, newton: 661 },
+  { scene: 'rotating-cube-stiff', integrator: 'a-search', seconds: 43.8, newton: 1500 },
+  { scene: 'rotating-cube-stiff', integrator: 'bdf2', seconds: 27.3, newton: 822 },
+  { scene: 'twisted-bar', integrator: 'a-search', seconds: 113.5, newton: 947 },
+  { scene: 'twisted-bar', integrator: 'bdf2', seconds: 60.8, newton: 409 },
+];
+
+const args = process.argv.slice(2);
+const opt = (name: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const only = opt('--only')?.split(',');
+const linear = opt('--linear') ?? 'pcg';
+const jsonOut = opt('--json');
+const caseScript = fileURLToPath(new URL('./case.ts', import.meta.url));
+const tsx = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));
+
+const rows: Array<PaperRow & { ours: RunSummary }> = [];
+const pad = (s: string | number, n: number) => String(s).padStart(n);
+console.log(`vivace bench: seed 000 Table 1 scenes, h = 1/30 s, linear solver ${linear}`);
+console.log(
+  `${'scene'.padEnd(20)} ${'integrator'.padEnd(9)} ${pad('ours s', 8)} ${pad('paper s', 8)} ${pad('ratio', 6)} ${pad('newton', 7)} ${pad('paper', 6)} ${pad('MiB', 6)} ${pad('energy', 7)}  time split (assembly / solve / line search / other, s)`,
+);
+for (const row of paper) {
+  if (only && !only.includes(row.scene)) continue;
+  const out = execFileSync(process.execPath, [tsx, caseScript, row.scene, row.integrator, String(1 / 30), linear], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const ours = JSON.parse(out.trim().split('\n').pop() as string) as RunSummary;
+  rows.push({ ...row, ours });
+  const t = ours.timing;
+  console.log(
+    `${row.scene.padEnd(20)} ${row.integrator.padEnd(9)} ${pad(ours.wallSeconds.toFixed(1), 8)} ${pad(row.seconds, 8)} ${pad((ours.wallSeconds / row.seconds).toFixed(2), 6)} ${pad(ours.newtonIterations, 7)} ${pad(row.newton, 6)} ${pad(ours.peakMemoryMiB.toFixed(0), 6)} ${pad(ours.energyKept.toFixed(3), 7)}  ${[t.assembly, t.linearSolve, t.lineSearch, t.other].map((s) => s.toFixed(1)).join(' / ')}${ours.stopped ? `  STOPPED: ${ours.stopped}` : ''}`,
+  );
+}
+if (jsonOut) writeFileSync(jsonOut, JSON.stringify(rows, null, 2));

@@ -1,0 +1,241 @@
+/**
+ * Linear solver benchmark on Newton-like matrices of implicit linear elastodynamics (the cases of
+ * shared/research/cholmod-anchor.md): a box of nx*ny*nz cells, 6 tets per cell, P1 linear elasticity (nu = 0.3),
+ * lumped mass / h^2 (rho = 1000, h = 1/30), nodes of the face x = 0 fixed by BsrMatrix.applyDirichlet.
+ *
+ *   npx tsx bench/solvers.ts                 # cube (10^3 cells) and bar (20x20x10)
+ *   npx tsx bench/solvers.ts --big           # also 30^3 cells (h = 1/120), slow
+ *   npx tsx bench/solvers.ts --mtx DIR       # also writes each matrix as Matrix Market (lower triangle)
+ *   npx tsx bench/solvers.ts --reps 5 --js-kernel --ordering amd|nd|auto --cases cube,bar
+ *
+ * The .mtx files keep the structural pattern (explicit zeros) and the identity rows of the fixed DOFs, so a
+ * native solver (shared/tools/solver-anchor/cholmod-bench.c) factors exactly the same matrix.
+ */
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import { LdltSolver } from '../src/math/ldlt.js';
+import { PcgSolver } from '../src/math/pcg.js';
+
+interface BenchCase {
+  name: string;
+  cells: [number, number, number];
+  size: [number, number, number];
+  E: number;
+  h: number;
+}
+
+const CASES: BenchCase[] = [
+  { name: 'cube', cells: [10, 10, 10], size: [0.1, 0.1, 0.1], E: 5e4, h: 1 / 30 },
+  { name: 'bar', cells: [20, 20, 10], size: [0.2, 0.1, 0.05], E: 1e5, h: 1 / 30 },
+  { name: 'big', cells: [30, 30, 30], size: [0.5, 0.5, 0.5], E: 1e5, h: 1 / 120 },
+];
+
+/** The Newton matrix M/h^2 + K of a box mesh with the face x = 0 fixed. */
+function elasticBoxMatrix(c: BenchCase, nu = 0.3, rho = 1000): { A: BsrMatrix; fixed: Uint8Array; tets: number } {
+  const [nx, ny, nz] = c.cells;
+  const [Lx, Ly, Lz] = c.size;
+  const id = (i: number, j: number, k: number): number => i + (nx + 1) * (j + (ny + 1) * k);
+  const nNodes = (nx + 1) * (ny + 1) * (nz + 1);
+  const X = new Float64Array(3 * nNodes);
+  for (let k = 0; k <= nz; k++)
+    for (let j = 0; j <= ny; j++)
+      for (let i = 0; i <= nx; i++) {
+        const v = id(i, j, k);
+        X[3 * v] = (Lx * i) / nx;
+        X[3 * v + 1] = (Ly * j) / ny;
+        X[3 * v + 2] = (Lz * k) / nz;
+      }
+  // Kuhn split: the six tets share the cell diagonal, one per order of the axes
+  const perms = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+  const tets: number[] = [];
+  for (let k = 0; k < nz; k++)
+    for (let j = 0; j < ny; j++)
+      for (let i = 0; i < nx; i++)
+        for (const p of perms) {
+          const corner = [i, j, k];
+          const verts = [id(corner[0], corner[1], corner[2])];
+          for (const axis of p) {
+            corner[axis]++;
+            verts.push(id(corner[0], corner[1], corner[2]));
+          }
+          tets.push(...verts);
+        }
+  const nTets = tets.length / 4;
+  const builder = new PatternBuilder(nNodes);
+  for (let t = 0; t < nTets; t++) builder.addClique(tets.slice(4 * t, 4 * t + 4));
+  const pattern = builder.build();
+  const A = new BsrMatrix(pattern);
+  const lambda = (c.E * nu) / ((1 + nu) * (1 - 2 * nu));
+  const mu = c.E / (2 * (1 + nu));
+  const mass = new Float64Array(3 * nNodes);
+  const slots = new Int32Array(16);
+  const grad = new Float64Array(12);
+  const nodes = new Int32Array(4);
+  for (let t = 0; t < nTets; t++) {
+    for (let a = 0; a < 4; a++) nodes[a] = tets[4 * t + a];
+    const vol = shapeGradients(X, nodes, grad);
+    if (vol < 0) {
+      // odd axis order: swap two vertices for a positive orientation
+      const tmp = nodes[2];
+      nodes[2] = nodes[3];
+      nodes[3] = tmp;
+      shapeGradients(X, nodes, grad);
+    }
+    const V = Math.abs(vol);
+    pattern.elementSlots(nodes, slots, 0);
+    // K_ab[i][j] = V (lambda dNa_i dNb_j + mu dNa_j dNb_i + mu (dNa . dNb) delta_ij)  (B^T C B of P1 elasticity)
+    for (let a = 0; a < 4; a++)
+      for (let b = 0; b < 4; b++) {
+        const o = 9 * slots[4 * a + b];
+        const ga = 3 * a;
+        const gb = 3 * b;
+        const dd = grad[ga] * grad[gb] + grad[ga + 1] * grad[gb + 1] + grad[ga + 2] * grad[gb + 2];
+        for (let i = 0; i < 3; i++)
+          for (let j = 0; j < 3; j++) {
+            A.values[o + 3 * i + j] +=
+              V * (lambda * grad[ga + i] * grad[gb + j] + mu * grad[ga + j] * grad[gb + i] + (i === j ? mu * dd : 0));
+          }
+      }
+    for (let a = 0; a < 4; a++) for (let d = 0; d < 3; d++) mass[3 * nodes[a] + d] += (rho * V) / 4;
+  }
+  A.addDiagonal(mass, 1 / (c.h * c.h));
+  const fixed = new Uint8Array(3 * nNodes);
+  for (let k = 0; k <= nz; k++) for (let j = 0; j <= ny; j++) for (let d = 0; d < 3; d++) fixed[3 * id(0, j, k) + d] = 1;
+  A.applyDirichlet(fixed);
+  return { A, fixed, tets: nTets };
+}
+
+/** Gradients of the 4 barycentric shape functions (3 per vertex) and the signed volume. */
+function shapeGradients(X: Float64Array, v: Int32Array, g: Float64Array): number {
+  const o = 3 * v[0];
+  const d = new Float64Array(9); // columns x1-x0, x2-x0, x3-x0
+  for (let c = 0; c < 3; c++) for (let r = 0; r < 3; r++) d[3 * r + c] = X[3 * v[c + 1] + r] - X[o + r];
+  const det =
+    d[0] * (d[4] * d[8] - d[5] * d[7]) - d[1] * (d[3] * d[8] - d[5] * d[6]) + d[2] * (d[3] * d[7] - d[4] * d[6]);
+  // rows of D^-1 are the gradients of N1..N3
+  const inv = [
+    (d[4] * d[8] - d[5] * d[7]) / det, (d[2] * d[7] - d[1] * d[8]) / det, (d[1] * d[5] - d[2] * d[4]) / det,
+    (d[5] * d[6] - d[3] * d[8]) / det, (d[0] * d[8] - d[2] * d[6]) / det, (d[2] * d[3] - d[0] * d[5]) / det,
+    (d[3] * d[7] - d[4] * d[6]) / det, (d[1] * d[6] - d[0] * d[7]) / det, (d[0] * d[4] - d[1] * d[3]) / det,
+  ];
+  for (let a = 1; a < 4; a++) for (let c = 0; c < 3; c++) g[3 * a + c] = inv[3 * (a - 1) + c];
+  for (let c = 0; c < 3; c++) g[c] = -(g[3 + c] + g[6 + c] + g[9 + c]);
+  return det / 6;
+}
+
+function writeMatrixMarket(path: string, A: BsrMatrix, comment: string): void {
+  const { rowStart, col, n } = A.pattern;
+  const lines: string[] = [];
+  for (let i = 0; i < n; i++)
+    for (let s = rowStart[i]; s < rowStart[i + 1]; s++)
+      for (let a = 0; a < 3; a++)
+        for (let b = 0; b < 3; b++) {
+          const r = 3 * i + a;
+          const c = 3 * col[s] + b;
+          if (r >= c) lines.push(`${r + 1} ${c + 1} ${A.values[9 * s + 3 * a + b]}`);
+        }
+  const header = `%%MatrixMarket matrix coordinate real symmetric\n% ${comment}\n${3 * n} ${3 * n} ${lines.length}\n`;
+  writeFileSync(path, header + lines.join('\n') + '\n');
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : 0.5 * (s[s.length / 2 - 1] + s[s.length / 2]);
+}
+
+function parseArgs(argv: string[]): { big: boolean; mtx: string | null; reps: number; jsKernel: boolean; ordering: 'auto' | 'amd' | 'nd'; cases: string[] | null } {
+  const out = { big: false, mtx: null as string | null, reps: 5, jsKernel: false, ordering: 'auto' as 'auto' | 'amd' | 'nd', cases: null as string[] | null };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--big') out.big = true;
+    else if (a === '--mtx') out.mtx = argv[++i];
+    else if (a === '--reps') out.reps = Number(argv[++i]);
+    else if (a === '--js-kernel') out.jsKernel = true;
+    else if (a === '--ordering') out.ordering = argv[++i] as 'auto' | 'amd' | 'nd';
+    else if (a === '--cases') out.cases = argv[++i].split(',');
+    else throw new Error(`unknown argument ${a}`);
+  }
+  return out;
+}
+
+function main(): void {
+  const args = parseArgs(process.argv.slice(2));
+  const cases = CASES.filter((c) => (args.cases ? args.cases.includes(c.name) : c.name !== 'big' || args.big));
+  const rows: string[][] = [];
+  for (const c of cases) {
+    const t0 = performance.now();
+    const { A, fixed, tets } = elasticBoxMatrix(c);
+    const buildMs = performance.now() - t0;
+    const size = A.size;
+    if (args.mtx) {
+      mkdirSync(args.mtx, { recursive: true });
+      writeMatrixMarket(join(args.mtx, `${c.name}.mtx`), A, `${c.name}: ${c.cells.join('x')} cells, E ${c.E}, h ${c.h}`);
+    }
+    // right-hand side: deterministic pseudo-random, zero on fixed DOFs (as a Newton gradient would be)
+    const b = new Float64Array(size);
+    let seed = 7;
+    for (let i = 0; i < size; i++) {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      b[i] = fixed[i] ? 0 : seed / 2 ** 32 - 0.5;
+    }
+    console.log(`\n== ${c.name}: ${c.cells.join('x')} cells, ${A.pattern.n} nodes, ${tets} tets, ${size} DOFs, ` +
+      `nnz(A) ${9 * A.pattern.nnzBlocks} (built in ${buildMs.toFixed(0)} ms)`);
+
+    // direct solver
+    const ldlt = new LdltSolver({ ordering: args.ordering, forceJsKernel: args.jsKernel });
+    const x = new Float64Array(size);
+    const factorTimes: number[] = [];
+    const solveTimes: number[] = [];
+    let residual = 0;
+    for (let r = 0; r < args.reps; r++) {
+      const f0 = ldlt.timing.factorMs;
+      const s0 = ldlt.timing.solveMs;
+      residual = ldlt.solve(A, b, x).residual;
+      factorTimes.push(ldlt.timing.factorMs - f0);
+      solveTimes.push(ldlt.timing.solveMs - s0);
+    }
+    const sym = ldlt.analysis!;
+    const est = Object.entries(sym.orderingEstimates)
+      .map(([m, e]) => `${m}: nnzL ${(e!.nnzL / 1e6).toFixed(2)}M, ${(e!.flops / 1e9).toFixed(2)} GF`)
+      .join('; ');
+    console.log(`ldlt (${ldlt.kernelKind} kernel): ordering ${sym.ordering} [${est}], ${sym.supernodes} supernodes, ` +
+      `largest front ${sym.maxFront}, stored L ${(sym.storedL / 1e6).toFixed(2)}M, residual ${residual.toExponential(1)}`);
+    console.log(`  factor times (ms): ${factorTimes.map((t) => t.toFixed(1)).join(' ')}`);
+    const factorMs = median(factorTimes);
+    rows.push([c.name, 'ldlt', sym.ordering, ldlt.timing.analyzeMs.toFixed(1), factorMs.toFixed(1), median(solveTimes).toFixed(2),
+      (sym.nnzL / 1e6).toFixed(3) + 'M', (sym.flops / factorMs / 1e6).toFixed(2), '', residual.toExponential(1), '']);
+
+    // iterative solvers
+    const xd = x.slice();
+    const xdNorm = Math.sqrt(xd.reduce((s, v) => s + v * v, 0));
+    for (const pre of ['jacobi', 'block-jacobi'] as const) {
+      for (const tol of [1e-4, 1e-8]) {
+        const pcg = new PcgSolver({ tolerance: tol, preconditioner: pre, maxIterations: 20000 });
+        const times: number[] = [];
+        let stats = { iterations: 0, residual: 0 };
+        const xi = new Float64Array(size);
+        for (let r = 0; r < args.reps; r++) {
+          xi.fill(0);
+          const tt = performance.now();
+          stats = pcg.solve(A, b, xi);
+          times.push(performance.now() - tt);
+        }
+        let err = 0;
+        for (let i = 0; i < size; i++) err += (xi[i] - xd[i]) ** 2;
+        rows.push([c.name, `pcg ${pre}`, `tol ${tol.toExponential(0)}`, '', '', median(times).toFixed(1), '', '',
+          String(stats.iterations), stats.residual.toExponential(1), (Math.sqrt(err) / xdNorm).toExponential(1)]);
+      }
+    }
+  }
+  const header = ['case', 'solver', 'ordering/tol', 'analyze ms', 'factor ms', 'solve ms', 'nnz(L)', 'GFlop/s', 'iters', 'rel. residual', '|x-x_ldlt|/|x_ldlt|'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const fmt = (r: string[]): string => '| ' + r.map((v, i) => v.padEnd(widths[i])).join(' | ') + ' |';
+  console.log('\n' + fmt(header));
+  console.log('|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|');
+  for (const r of rows) console.log(fmt(r));
+  console.log('\nfactor ms = median numeric factorization (symbolic analysis reused), solve ms = one forward/backward ' +
+    'substitution (LDLT) or a full PCG solve from x = 0 (median); GFlop/s from the exact flop count of the factorization.');
+}
+
+main();

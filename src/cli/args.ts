@@ -1,0 +1,89 @@
+/**
+ * Parsers of command-line values. They throw commander's InvalidArgumentError, which commander reports as
+ * "option '--dt <h>' argument 'abc' is invalid. <reason>" (so the message names the flag).
+ */
+
+import { InvalidArgumentError } from 'commander';
+import type { IntegratorParams } from '../integrators/integrator.js';
+import type { SceneOverrides } from '../io/scene-files.js';
+
+/** A bad command-line value found after parsing (names the flag); the CLI exits with code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** The flag that sets each override, for error messages. */
+export const overrideFlags: Record<keyof SceneOverrides, string> = {
+  integrator: '--integrator',
+  dt: '--dt',
+  duration: '--duration',
+  params: '--param',
+  linear: '--linear',
+  tolerance: '--tol',
+  frameRate: '--frame-rate',
+  solver: '--linear/--tol',
+};
+
+const decimal = /^[+]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** A non-negative decimal ("0.01", "1e-3") or fraction ("1/120"). */
+export function parseRational(text: string): number {
+  const s = text.trim();
+  const slash = s.indexOf('/');
+  if (slash >= 0) {
+    const num = s.slice(0, slash).trim();
+    const den = s.slice(slash + 1).trim();
+    if (!decimal.test(num) || !decimal.test(den)) return NaN;
+    return Number(num) / Number(den);
+  }
+  return decimal.test(s) ? Number(s) : NaN;
+}
+
+/** --dt: a positive decimal or fraction such as 1/120. */
+export function parseTimeStep(text: string): number {
+  const h = parseRational(text);
+  if (!(h > 0) || !Number.isFinite(h)) throw new InvalidArgumentError('Expected a positive number of seconds, as a decimal (0.01) or a fraction (1/120).');
+  return h;
+}
+
+/** --duration: a non-negative number of seconds (decimal or fraction). */
+export function parseDuration(text: string): number {
+  const t = parseRational(text);
+  if (!(t >= 0) || !Number.isFinite(t)) throw new InvalidArgumentError('Expected a non-negative number of seconds.');
+  return t;
+}
+
+/** A positive number (--tol, --frame-rate). */
+export function parsePositive(text: string): number {
+  const x = parseRational(text);
+  if (!(x > 0) || !Number.isFinite(x)) throw new InvalidArgumentError('Expected a positive number.');
+  return x;
+}
+
+/** One --param k=v, added to the ones before it; v is a number or true/false. */
+export function collectParam(text: string, previous: IntegratorParams | undefined): IntegratorParams {
+  const eq = text.indexOf('=');
+  const key = eq > 0 ? text.slice(0, eq).trim() : '';
+  const raw = eq > 0 ? text.slice(eq + 1).trim() : '';
+  if (!/^[A-Za-z_][\w-]*$/.test(key) || raw === '') throw new InvalidArgumentError('Expected name=value, e.g. --param alphaMax=1.2.');
+  let value: number | boolean;
+  if (raw === 'true' || raw === 'false') value = raw === 'true';
+  else {
+    value = parseRational(raw.replace(/^-/, ''));
+    if (raw.startsWith('-')) value = -value;
+    if (!Number.isFinite(value)) throw new InvalidArgumentError(`The value of '${key}' must be a number or true/false (got '${raw}').`);
+  }
+  return { ...(previous ?? {}), [key]: value };
+}
+
+/** --integrators a,b,c: a non-empty list without repeats. */
+export function parseList(text: string): string[] {
+  const items = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  if (items.length === 0) throw new InvalidArgumentError('Expected a comma-separated list of integrator names.');
+  const seen = new Set<string>();
+  for (const s of items) {
+    if (seen.has(s)) throw new InvalidArgumentError(`'${s}' is listed twice.`);
+    seen.add(s);
+  }
+  return items;
+}

@@ -1,0 +1,116 @@
+/**
+ * The vivace command line. `main(argv)` runs one command in-process and returns its exit code:
+ *   0 done, 1 unexpected failure, 2 invalid scene / flag / value (nothing written), 3 the run stopped early.
+ * Run as a script (`tsx src/cli/main.ts ...`, or bin/vivace.js), it sets the process exit code.
+ */
+
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError, Option } from 'commander';
+import { MeshFileError } from '../io/mesh-files.js';
+import { PACKAGE_ROOT } from '../io/scene-files.js';
+import { SceneError } from '../scene/schema.js';
+import { collectParam, parseDuration, parseList, parsePositive, parseTimeStep, UsageError } from './args.js';
+import { compareCommand, EXIT, runCommand, type CliIo, type CompareFlags, type RunFlags } from './run-command.js';
+import { integratorsText, scenesText, schemaText } from './scenes-command.js';
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: string }).version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** Options shared by run and compare. */
+function addRunOptions(cmd: Command): Command {
+  return cmd
+    .option('--dt <h>', 'time step in seconds, a decimal or a fraction like 1/120 (default: the scene\'s dt)', parseTimeStep)
+    .option('--duration <s>', 'simulated time in seconds (default: the scene\'s duration)', parseDuration)
+    .option('--out <dir>', 'output folder (default: out/<scene>-<integrator> for run, out/<scene>-compare for compare)')
+    .addOption(new Option('--linear <solver>', 'linear solver of the Newton steps (default: the scene\'s)').choices(['pcg', 'ldlt']))
+    .option('--tol <x>', 'Newton tolerance: stop when |dx|_inf <= tol * h (default: the scene\'s, 0.01)', parsePositive)
+    .option('--frame-rate <f>', 'output frames per second (default: the scene\'s frameRate)', parsePositive)
+    .option('--quiet', 'no progress display and no summary');
+}
+
+function buildProgram(io: CliIo, setCode: (code: number) => void, cwd: string): Command {
+  const program = new Command('vivace')
+    .description('Elastic bodies with energy-controllable time integration (A-search) on tetrahedral FEM.')
+    .version(packageVersion(), '-V, --version')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(`vivace: ${s}`),
+    })
+    .showHelpAfterError('(vivace help <command> shows its options)')
+    .showSuggestionAfterError(true);
+
+  addRunOptions(
+    program
+      .command('run')
+      .description('simulate a scene and write metrics.csv, frames/, energy.svg and summary.json')
+      .argument('<scene>', 'a built-in scene name (see `vivace scenes`) or a path to a scene JSON file')
+      .option('--integrator <name>', 'time integrator (see `vivace scenes --integrators`; default: the scene\'s)')
+      .option('--param <name=value>', 'integrator parameter, a number or true/false (repeatable)', collectParam),
+  ).action(async (scene: string, flags: RunFlags) => {
+    setCode(await runCommand(scene, flags, io, cwd));
+  });
+
+  addRunOptions(
+    program
+      .command('compare')
+      .description('run one scene with several integrators; writes <out>/<integrator>/, report.md and energy plots')
+      .argument('<scene>', 'a built-in scene name or a path to a scene JSON file')
+      .requiredOption('--integrators <list>', 'comma-separated integrator names, e.g. a-search,bdf2,implicit-midpoint', parseList),
+  ).action(async (scene: string, flags: CompareFlags) => {
+    setCode(await compareCommand(scene, flags, io, cwd));
+  });
+
+  program
+    .command('scenes')
+    .description('list the built-in scenes (or the integrators, or the scene file schema)')
+    .option('--integrators', 'list the integrators with their parameters instead')
+    .option('--schema', 'print the scene file format as a JSON Schema instead')
+    .action((flags: { integrators?: boolean; schema?: boolean }) => {
+      io.stdout.write(flags.schema ? schemaText() : flags.integrators ? integratorsText() : scenesText());
+      setCode(EXIT.ok);
+    });
+
+  return program;
+}
+
+/** Runs the CLI on argv (the arguments after the program name) and returns the exit code. */
+export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }, cwd = process.cwd()): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = buildProgram(io, (c) => (code = c), cwd);
+  if (argv.length === 0) {
+    io.stderr.write(program.helpInformation());
+    return EXIT.usage;
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Commander has already printed its message (it names the flag and the allowed values).
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return EXIT.ok;
+      return EXIT.usage;
+    }
+    if (err instanceof UsageError || err instanceof SceneError || err instanceof MeshFileError) {
+      io.stderr.write(`vivace: error: ${(err as Error).message}\n`);
+      return EXIT.usage;
+    }
+    const e = err as Error;
+    io.stderr.write(`vivace: failed: ${e?.message ?? String(err)}\n`);
+    if (process.env.VIVACE_DEBUG && e?.stack) io.stderr.write(`${e.stack}\n`);
+    return EXIT.failure;
+  }
+}
+
+const invokedDirectly = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+if (invokedDirectly) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -1,0 +1,212 @@
+/**
+ * `vivace run` and `vivace compare`: load and check everything first (scene, flags, meshes, model), then run with
+ * the outputs of run-output.ts, a progress display and a short summary. No physics here.
+ */
+
+import { existsSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { Model } from '../model/model.js';
+import { clearCompareOutputs, compareReportMarkdown, runStatus, writeCompareOutputs, type CompareEntry } from '../io/compare-report.js';
+import { ENERGY_PLOT_FILE, FRAMES_DIR, METRICS_FILE, RunOutput, SUMMARY_FILE, type EnergySeries, type RunOutputPaths } from '../io/run-output.js';
+import { applyOverrides, loadScene, meshResolver, OverrideError, toRunOptions, type SceneOverrides } from '../io/scene-files.js';
+import { buildModel } from '../scene/build.js';
+import { SceneError, type Scene } from '../scene/schema.js';
+import type { RunSummary } from '../sim/records.js';
+import { simulate, type RunOptions } from '../sim/simulate.js';
+import { overrideFlags, UsageError } from './args.js';
+import { createProgress, type TextSink } from './progress.js';
+
+export interface CliIo {
+  stdout: TextSink;
+  stderr: TextSink;
+}
+
+/** Exit codes of the CLI. */
+export const EXIT = { ok: 0, failure: 1, usage: 2, stopped: 3 } as const;
+
+/** A run that is ready to start: everything that can be wrong with the input has been checked. */
+export interface PreparedRun {
+  scene: Scene;
+  source: string;
+  model: Model;
+  options: RunOptions;
+  outDir: string;
+}
+
+/** Applies the overrides, naming the flag in the error when one is bad. */
+export function overrideScene(scene: Scene, overrides: SceneOverrides): Scene {
+  try {
+    return applyOverrides(scene, overrides);
+  } catch (err) {
+    if (err instanceof OverrideError) throw new UsageError(`${overrideFlags[err.field]}: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Builds the model; any failure here comes from the input (mesh files, regions, materials), so it is a SceneError. */
+export function buildSceneModel(scene: Scene, baseDir: string): Model {
+  try {
+    return buildModel(scene, meshResolver(baseDir));
+  } catch (err) {
+    if (err instanceof SceneError) throw err;
+    throw new SceneError(`cannot build scene '${scene.name}': ${(err as Error).message}`);
+  }
+}
+
+/** The output folder may exist (its earlier outputs are replaced) but must not be a file. */
+function checkOutDir(dir: string): string {
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`--out: ${dir} exists and is not a folder`);
+  return dir;
+}
+
+export function prepareRun(sceneArg: string, overrides: SceneOverrides, out: string | undefined, cwd = process.cwd()): PreparedRun {
+  const loaded = loadScene(sceneArg);
+  const scene = overrideScene(loaded.scene, overrides);
+  const model = buildSceneModel(scene, loaded.baseDir);
+  const options = toRunOptions(scene);
+  const outDir = checkOutDir(resolve(cwd, out ?? join('out', `${scene.name}-${scene.integrator.name}`)));
+  return { scene, source: loaded.source, model, options, outDir };
+}
+
+export interface RunOutcome {
+  summary: RunSummary;
+  paths: RunOutputPaths;
+  series: EnergySeries;
+  frames: number;
+}
+
+/** Runs a prepared run into its folder. Errors simulate() raises before its first record are input errors (SceneError). */
+export async function executeRun(run: PreparedRun, io: CliIo, opts: { quiet?: boolean; label?: string } = {}): Promise<RunOutcome> {
+  const output = new RunOutput(run.outDir, run.model, run.options, { scene: run.scene, source: run.source });
+  const totalSteps = Math.round(run.options.duration / run.options.h);
+  const progress = createProgress(io.stderr, { label: opts.label ?? `${run.scene.name} ${run.options.integrator}`, totalSteps, duration: run.options.duration, quiet: opts.quiet });
+  const write = output.observer;
+  let result;
+  try {
+    result = simulate(run.model, run.options, {
+      step(record) {
+        write.step?.(record);
+        progress.update(record);
+      },
+      frame: write.frame,
+    });
+  } catch (err) {
+    progress.stop();
+    output.close();
+    if (!output.started) throw new SceneError((err as Error).message);
+    throw err;
+  } finally {
+    progress.stop();
+  }
+  const paths = await output.finish(result.summary);
+  return { summary: result.summary, paths, series: output.energySeries(), frames: output.frames };
+}
+
+function shortPath(p: string, cwd: string): string {
+  const r = relative(cwd, p);
+  return r && !r.startsWith('..') ? r : p;
+}
+
+function num(x: number | null, digits = 6): string {
+  return x === null || !Number.isFinite(x) ? 'n/a' : String(Number(x.toPrecision(digits)));
+}
+
+/** The few lines printed after a run. */
+export function runSummaryText(outcome: RunOutcome, cwd = process.cwd()): string {
+  const s = outcome.summary;
+  const p = outcome.paths;
+  const e0 = s.initialEnergy;
+  const range = e0 !== 0 && Number.isFinite(e0) ? `, ratio range ${num(s.minEnergy / e0, 4)} to ${num(s.maxEnergy / e0, 4)}` : '';
+  return [
+    `${s.scene} / ${s.integrator}: ${s.steps} steps of h = ${num(s.h)} s (${num(s.duration)} s simulated) in ${s.wallSeconds.toFixed(2)} s wall, ${s.newtonIterations} Newton iterations`,
+    `energy kept (final / initial total): ${num(s.energyKept)} (${num(s.finalEnergy)} J of ${num(e0)} J${range})${s.angularMomentumKept !== null ? `, angular momentum kept: ${num(s.angularMomentumKept)}` : ''}`,
+    `outputs in ${shortPath(p.dir, cwd)}:`,
+    `  ${METRICS_FILE.padEnd(13)} ${shortPath(p.metrics, cwd)}`,
+    `  ${ENERGY_PLOT_FILE.padEnd(13)} ${shortPath(p.plot, cwd)}`,
+    `  ${(FRAMES_DIR + '/').padEnd(13)} ${shortPath(p.frames, cwd)} (${outcome.frames} OBJ frames)`,
+    `  ${SUMMARY_FILE.padEnd(13)} ${shortPath(p.summary, cwd)}`,
+    '',
+  ].join('\n');
+}
+
+export interface RunFlags {
+  integrator?: string;
+  dt?: number;
+  duration?: number;
+  out?: string;
+  param?: Record<string, number | boolean>;
+  linear?: 'pcg' | 'ldlt';
+  tol?: number;
+  frameRate?: number;
+  quiet?: boolean;
+}
+
+function overridesOf(flags: RunFlags): SceneOverrides {
+  return { integrator: flags.integrator, dt: flags.dt, duration: flags.duration, params: flags.param, linear: flags.linear, tolerance: flags.tol, frameRate: flags.frameRate };
+}
+
+/** `vivace run`: exit code 0, or 3 when the run stopped early (its outputs and summary are still written). */
+export async function runCommand(sceneArg: string, flags: RunFlags, io: CliIo, cwd = process.cwd()): Promise<number> {
+  const run = prepareRun(sceneArg, overridesOf(flags), flags.out, cwd);
+  const outcome = await executeRun(run, io, { quiet: flags.quiet });
+  if (!flags.quiet) io.stdout.write(runSummaryText(outcome, cwd));
+  if (outcome.summary.stopped) {
+    io.stderr.write(`vivace: the run stopped early at ${outcome.summary.stopped}\n`);
+    return EXIT.stopped;
+  }
+  return EXIT.ok;
+}
+
+export interface CompareFlags extends Omit<RunFlags, 'integrator' | 'param'> {
+  integrators: string[];
+}
+
+/**
+ * `vivace compare`: every integrator into <out>/<integrator>/, then report.md and the plots. A run that stops early
+ * is a result, reported in the table; exit code 1 only when a run failed with an unexpected error.
+ */
+export async function compareCommand(sceneArg: string, flags: CompareFlags, io: CliIo, cwd = process.cwd()): Promise<number> {
+  const loaded = loadScene(sceneArg);
+  const base = overrideScene(loaded.scene, { ...overridesOf({ ...flags, integrator: undefined, param: undefined }) });
+  const scenes = flags.integrators.map((name) => {
+    try {
+      return overrideScene(base, { integrator: name });
+    } catch (err) {
+      throw new UsageError(`--integrators: ${(err as Error).message.replace(/^--integrator: /, '')}`);
+    }
+  });
+  // The model does not depend on the integrator: building it once checks meshes and regions for every run.
+  let firstModel: Model | undefined = buildSceneModel(base, loaded.baseDir);
+  const outDir = checkOutDir(resolve(cwd, flags.out ?? join('out', `${base.name}-compare`)));
+
+  const entries: CompareEntry[] = [];
+  for (const [i, scene] of scenes.entries()) {
+    const name = scene.integrator.name;
+    const entry: CompareEntry = { integrator: name, dir: name };
+    entries.push(entry);
+    const model = firstModel ?? buildSceneModel(scene, loaded.baseDir);
+    firstModel = undefined;
+    const run: PreparedRun = { scene, source: loaded.source, model, options: toRunOptions(scene), outDir: join(outDir, name) };
+    try {
+      const outcome = await executeRun(run, io, { quiet: flags.quiet, label: `[${i + 1}/${scenes.length}] ${name}` });
+      entry.summary = outcome.summary;
+      entry.series = outcome.series;
+    } catch (err) {
+      // simulate()'s own input checks (a non-finite initial energy, say) fail every run alike: stop before any output.
+      if (i === 0 && err instanceof SceneError) throw err;
+      entry.error = (err as Error).message;
+    }
+    if (i === 0 && existsSync(outDir)) clearCompareOutputs(outDir);
+    if (!flags.quiet) io.stderr.write(`${name}: ${runStatus(entry)}\n`);
+  }
+  const info = { scene: base.name, source: loaded.source, h: base.dt, duration: base.duration };
+  const paths = await writeCompareOutputs(outDir, info, entries);
+  if (!flags.quiet) {
+    const table = compareReportMarkdown(info, entries)
+      .split('\n')
+      .filter((line) => line.startsWith('|'));
+    io.stdout.write(`${table.join('\n')}\n`);
+    io.stdout.write(`report: ${shortPath(paths.report, cwd)}\nplots:  ${shortPath(paths.plot, cwd)}, ${shortPath(paths.components, cwd)}\n`);
+  }
+  return entries.some((e) => e.error !== undefined) ? EXIT.failure : EXIT.ok;
+}

@@ -1,0 +1,556 @@
+/**
+ * Hyperelasticity of a tetrahedral body with linear (P1) elements: E(x) = sum_e V_e psi(F_e), where
+ * F_e = Ds(x) Dm^{-1}, Ds = [x1 - x0, x2 - x0, x3 - x0] and Dm the same for the rest positions X.
+ *
+ * dF_rc / dx_(k+1, r) = Dm^{-1}_kc (node k+1 of the tet, coordinate r) and node 0 gets minus the sum, so the
+ * element gradient is V P Dm^{-T} and a direction M of F-space maps to the vector M Dm^{-T} on nodes 1-3. The
+ * stiffness is built from the material's principal-frame eigensystem (materials.ts) by a 3x3-coupled update and
+ * six rank-one updates on the 9x9 block of nodes 1-3; node 0's rows follow from translation invariance (they are
+ * minus the sums of the others).
+ */
+import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
+import type { PotentialTerm } from './potential.js';
+import { HessianEigensystem, type Material } from './materials.js';
+import { det3, inverse3 } from '../math/small.js';
+
+/** Fraction of the first inversion time the line search may go (IPC's inversion-free filter uses the same idea). */
+const INVERSION_STEP_FRACTION = 0.8;
+/** A tet counts as degenerate when its volume is below this times (longest edge)^3 (a regular tet has 0.118). */
+const DEGENERATE_VOLUME_RATIO = 1e-12;
+const SQRT1_2 = Math.SQRT1_2;
+
+/**
+ * Adds density * V_e / 4 to each node of each tet. `out` holds per-node masses (length n) or per-DOF masses
+ * (length 3n, each node's mass repeated for x, y, z), as the caller prefers; n = X.length / 3.
+ */
+export function lumpedMass(X: Float64Array, tets: Uint32Array, density: number, out: Float64Array): void {
+  const n = X.length / 3;
+  const perDof = out.length === 3 * n;
+  if (!perDof && out.length !== n)
+    throw new Error(`lumpedMass: out has length ${out.length}, expected ${n} (per node) or ${3 * n} (per DOF)`);
+  for (let e = 0; e < tets.length / 4; e++) {
+    const m = (density * Math.abs(tetVolume(X, tets, e))) / 4;
+    for (let a = 0; a < 4; a++) {
+      const i = tets[4 * e + a];
+      if (perDof) {
+        out[3 * i] += m;
+        out[3 * i + 1] += m;
+        out[3 * i + 2] += m;
+      } else out[i] += m;
+    }
+  }
+}
+
+/** Signed volume det(Ds)/6 of tet e (positive when nodes 1, 2, 3 seen from node 0 turn right-handed). */
+export function tetVolume(x: Float64Array, tets: Uint32Array, e: number): number {
+  const i0 = 3 * tets[4 * e];
+  const i1 = 3 * tets[4 * e + 1];
+  const i2 = 3 * tets[4 * e + 2];
+  const i3 = 3 * tets[4 * e + 3];
+  const a0 = x[i1] - x[i0];
+  const a1 = x[i1 + 1] - x[i0 + 1];
+  const a2 = x[i1 + 2] - x[i0 + 2];
+  const b0 = x[i2] - x[i0];
+  const b1 = x[i2 + 1] - x[i0 + 1];
+  const b2 = x[i2 + 2] - x[i0 + 2];
+  const c0 = x[i3] - x[i0];
+  const c1 = x[i3 + 1] - x[i0 + 1];
+  const c2 = x[i3 + 2] - x[i0 + 2];
+  return (a0 * (b1 * c2 - b2 * c1) - a1 * (b0 * c2 - b2 * c0) + a2 * (b0 * c1 - b1 * c0)) / 6;
+}
+
+export class ElasticTets implements PotentialTerm {
+  readonly name = 'elastic';
+  readonly tetCount: number;
+  /** Rest volume per tet. */
+  readonly restVolume: Float64Array;
+  /** Dm^{-1} per tet, 9 entries row-major. */
+  private readonly dmInverse: Float64Array;
+  /** Bsr slots of the 16 blocks (a, b) of each tet, 16 per tet, row-major in (a, b). */
+  private readonly slots: Int32Array;
+  private slotsPatternId = -1;
+
+  // Scratch (no allocation in element loops).
+  private readonly F = new Float64Array(9);
+  private readonly P = new Float64Array(9);
+  private readonly eigensystem = new HessianEigensystem();
+  /** Dm^{-1} v_j per column j of V. */
+  private readonly W = new Float64Array(9);
+  /** Up to nine directions on nodes 1-3 (9 entries each) and the Hessian applied to them. */
+  private readonly G = new Float64Array(81);
+  private readonly Y = new Float64Array(81);
+  /** Stiffness of nodes 1-3 (9x9). */
+  private readonly K = new Float64Array(81);
+  private readonly nodeList = new Uint32Array(4);
+
+  constructor(
+    restPositions: Float64Array,
+    readonly tets: Uint32Array,
+    readonly material: Material,
+    /** Names the body in error messages. */
+    readonly label = 'elastic body',
+  ) {
+    if (tets.length % 4 !== 0)
+      throw new Error(`ElasticTets (${label}): tets has length ${tets.length}, not a multiple of 4`);
+    const nodeCount = restPositions.length / 3;
+    this.tetCount = tets.length / 4;
+    this.restVolume = new Float64Array(this.tetCount);
+    this.dmInverse = new Float64Array(9 * this.tetCount);
+    this.slots = new Int32Array(16 * this.tetCount);
+    const X = restPositions;
+    const Dm = new Float64Array(9);
+    const inv = new Float64Array(9);
+    for (let e = 0; e < this.tetCount; e++) {
+      for (let a = 0; a < 4; a++) {
+        const i = tets[4 * e + a];
+        if (i >= nodeCount)
+          throw new Error(`ElasticTets (${label}): tet ${e} refers to node ${i}, but there are ${nodeCount}`);
+      }
+      const i0 = 3 * tets[4 * e];
+      let longest = 0;
+      for (let k = 0; k < 3; k++) {
+        const ik = 3 * tets[4 * e + k + 1];
+        for (let r = 0; r < 3; r++) Dm[3 * r + k] = X[ik + r] - X[i0 + r];
+      }
+      for (let a = 0; a < 4; a++)
+        for (let b = a + 1; b < 4; b++) {
+          const ia = 3 * tets[4 * e + a];
+          const ib = 3 * tets[4 * e + b];
+          const dx = X[ia] - X[ib];
+          const dy = X[ia + 1] - X[ib + 1];
+          const dz = X[ia + 2] - X[ib + 2];
+          longest = Math.max(longest, Math.sqrt(dx * dx + dy * dy + dz * dz));
+        }
+      const volume = det3(Dm) / 6;
+      if (!(volume > 0))
+        throw new Error(
+          `ElasticTets (${label}): ${this.describeTet(e)} has rest volume ${volume} <= 0 ` +
+            '(inverted orientation or flat); orient tets so that det[x1-x0, x2-x0, x3-x0] > 0',
+        );
+      if (volume < DEGENERATE_VOLUME_RATIO * longest * longest * longest)
+        throw new Error(
+          `ElasticTets (${label}): ${this.describeTet(e)} is degenerate: ` +
+            `rest volume ${volume} for longest edge ${longest}`,
+        );
+      inverse3(Dm, inv);
+      this.dmInverse.set(inv, 9 * e);
+      this.restVolume[e] = volume;
+    }
+  }
+
+  /** F of tet e at positions x into this.F; returns det F. */
+  private deformationGradient(x: Float64Array, e: number): number {
+    const t = this.tets;
+    const i0 = 3 * t[4 * e];
+    const i1 = 3 * t[4 * e + 1];
+    const i2 = 3 * t[4 * e + 2];
+    const i3 = 3 * t[4 * e + 3];
+    const D = this.dmInverse;
+    const o = 9 * e;
+    const F = this.F;
+    for (let r = 0; r < 3; r++) {
+      const x0 = x[i0 + r];
+      const d1 = x[i1 + r] - x0;
+      const d2 = x[i2 + r] - x0;
+      const d3 = x[i3 + r] - x0;
+      F[3 * r] = d1 * D[o] + d2 * D[o + 3] + d3 * D[o + 6];
+      F[3 * r + 1] = d1 * D[o + 1] + d2 * D[o + 4] + d3 * D[o + 7];
+      F[3 * r + 2] = d1 * D[o + 2] + d2 * D[o + 5] + d3 * D[o + 8];
+    }
+    return det3(F);
+  }
+
+  private describeTet(e: number): string {
+    return `tet ${e} (nodes ${Array.from(this.tets.subarray(4 * e, 4 * e + 4)).join(', ')})`;
+  }
+
+  private inversionError(e: number, J: number, where: string): Error {
+    return new Error(
+      `ElasticTets.${where} (${this.label}): ${this.describeTet(e)} is inverted (det F = ${J}); ` +
+        `the ${this.material.model} energy is infinite there (the line search must filter steps with maxStep)`,
+    );
+  }
+
+  energy(x: Float64Array): number {
+    const material = this.material;
+    let total = 0;
+    for (let e = 0; e < this.tetCount; e++) {
+      this.deformationGradient(x, e);
+      total += this.restVolume[e] * material.energyDensity(this.F);
+    }
+    return total;
+  }
+
+  addGradient(x: Float64Array, scale: number, g: Float64Array): void {
+    const material = this.material;
+    const checkInversion = material.blocksInversion;
+    const t = this.tets;
+    const D = this.dmInverse;
+    const P = this.P;
+    for (let e = 0; e < this.tetCount; e++) {
+      const J = this.deformationGradient(x, e);
+      if (checkInversion && !(J > 0)) throw this.inversionError(e, J, 'addGradient');
+      material.firstPiola(this.F, P);
+      const w = scale * this.restVolume[e];
+      const o = 9 * e;
+      const i0 = 3 * t[4 * e];
+      const i1 = 3 * t[4 * e + 1];
+      const i2 = 3 * t[4 * e + 2];
+      const i3 = 3 * t[4 * e + 3];
+      for (let r = 0; r < 3; r++) {
+        const p0 = w * P[3 * r];
+        const p1 = w * P[3 * r + 1];
+        const p2 = w * P[3 * r + 2];
+        // (P Dm^{-T})_{r,k} is the force on node k+1.
+        const f1 = p0 * D[o] + p1 * D[o + 1] + p2 * D[o + 2];
+        const f2 = p0 * D[o + 3] + p1 * D[o + 4] + p2 * D[o + 5];
+        const f3 = p0 * D[o + 6] + p1 * D[o + 7] + p2 * D[o + 8];
+        g[i1 + r] += f1;
+        g[i2 + r] += f2;
+        g[i3 + r] += f3;
+        g[i0 + r] -= f1 + f2 + f3;
+      }
+    }
+  }
+
+  addPattern(builder: PatternBuilder): void {
+    for (let e = 0; e < this.tetCount; e++) builder.addClique(this.tets.subarray(4 * e, 4 * e + 4));
+  }
+
+  bindPattern(H: BsrMatrix): void {
+    const pattern = H.pattern;
+    const nodes = this.nodeList;
+    for (let e = 0; e < this.tetCount; e++) {
+      for (let a = 0; a < 4; a++) nodes[a] = this.tets[4 * e + a];
+      pattern.elementSlots(nodes, this.slots, 16 * e);
+    }
+    this.slotsPatternId = pattern.id;
+  }
+
+  addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean): void {
+    if (this.slotsPatternId !== H.pattern.id) this.bindPattern(H);
+    const checkInversion = this.material.blocksInversion;
+    const Hv = H.values;
+    for (let e = 0; e < this.tetCount; e++) {
+      const J = this.deformationGradient(x, e);
+      if (checkInversion && !(J > 0)) throw this.inversionError(e, J, 'addHessian');
+      this.elementStiffness(e, projectPsd);
+      this.scatter(e, scale * this.restVolume[e], Hv);
+    }
+  }
+
+  /**
+   * Stiffness of tet e's nodes 1-3 (9x9, entry (3k + r, 3l + s) couples node k+1 coordinate r with node l+1
+   * coordinate s) per unit volume, into this.K, from the material's eigensystem at this.F.
+   *
+   * A direction u v^T of F-space maps to the 9-vector u (x) w on nodes 1-3, w = Dm^{-1} v (entry 3k + r is
+   * u_r w_k). The stiffness is sum_m g_m y_m^T over the directions g_m: the three scaling directions u_i (x) w_i
+   * with y = (block g)_i, and the nonzero flips and twists (u_i (x) w_j +- u_j (x) w_i)/sqrt2 with y = value * g.
+   * Accumulating each entry over m at once writes K once instead of once per direction.
+   */
+  private elementStiffness(e: number, projectPsd: boolean): void {
+    const es = this.eigensystem;
+    this.material.hessianEigensystem(this.F, projectPsd, es);
+    const { U, V, block, pairs } = es;
+    const D = this.dmInverse;
+    const o = 9 * e;
+    const W = this.W;
+    const G = this.G;
+    const Y = this.Y;
+    const K = this.K;
+    for (let j = 0; j < 3; j++) {
+      const v0 = V[j];
+      const v1 = V[3 + j];
+      const v2 = V[6 + j];
+      W[3 * j] = D[o] * v0 + D[o + 1] * v1 + D[o + 2] * v2;
+      W[3 * j + 1] = D[o + 3] * v0 + D[o + 4] * v1 + D[o + 5] * v2;
+      W[3 * j + 2] = D[o + 6] * v0 + D[o + 7] * v1 + D[o + 8] * v2;
+    }
+    for (let i = 0; i < 3; i++) {
+      const u0 = U[i];
+      const u1 = U[3 + i];
+      const u2 = U[6 + i];
+      for (let k = 0; k < 3; k++) {
+        const wk = W[3 * i + k];
+        G[9 * i + 3 * k] = u0 * wk;
+        G[9 * i + 3 * k + 1] = u1 * wk;
+        G[9 * i + 3 * k + 2] = u2 * wk;
+      }
+    }
+    for (let i = 0; i < 3; i++) {
+      const b0 = block[3 * i];
+      const b1 = block[3 * i + 1];
+      const b2 = block[3 * i + 2];
+      for (let a = 0; a < 9; a++) Y[9 * i + a] = b0 * G[a] + b1 * G[9 + a] + b2 * G[18 + a];
+    }
+    let count = 3;
+    for (let k = 0; k < 6; k++) {
+      const lam = pairs[k];
+      if (lam === 0) continue;
+      const pair = k < 3 ? k : k - 3;
+      const i = pair === 2 ? 1 : 0;
+      const j = pair === 0 ? 1 : 2;
+      const sign = k < 3 ? SQRT1_2 : -SQRT1_2;
+      const ui0 = SQRT1_2 * U[i];
+      const ui1 = SQRT1_2 * U[3 + i];
+      const ui2 = SQRT1_2 * U[6 + i];
+      const uj0 = sign * U[j];
+      const uj1 = sign * U[3 + j];
+      const uj2 = sign * U[6 + j];
+      const go = 9 * count;
+      for (let n = 0; n < 3; n++) {
+        const wj = W[3 * j + n];
+        const wi = W[3 * i + n];
+        const g0 = ui0 * wj + uj0 * wi;
+        const g1 = ui1 * wj + uj1 * wi;
+        const g2 = ui2 * wj + uj2 * wi;
+        G[go + 3 * n] = g0;
+        G[go + 3 * n + 1] = g1;
+        G[go + 3 * n + 2] = g2;
+        Y[go + 3 * n] = lam * g0;
+        Y[go + 3 * n + 1] = lam * g1;
+        Y[go + 3 * n + 2] = lam * g2;
+      }
+      count++;
+    }
+    for (let a = 0; a < 9; a++) {
+      for (let b = a; b < 9; b++) {
+        let sum = 0;
+        for (let m = 0; m < count; m++) sum += G[9 * m + a] * Y[9 * m + b];
+        K[9 * a + b] = sum;
+        K[9 * b + a] = sum;
+      }
+    }
+  }
+
+  /**
+   * Adds w * this.K into H: blocks (a, b) of nodes 1-3, then node 0's blocks from translation invariance:
+   * block (a, 0) is minus the row sum C_a = sum_b K(a, b), block (0, a) its transpose, block (0, 0) = sum_a C_a.
+   */
+  private scatter(e: number, w: number, Hv: Float64Array): void {
+    const K = this.K;
+    const slots = this.slots;
+    const so = 16 * e;
+    let h0 = 0;
+    let h1 = 0;
+    let h2 = 0;
+    let h3 = 0;
+    let h4 = 0;
+    let h5 = 0;
+    let h6 = 0;
+    let h7 = 0;
+    let h8 = 0;
+    for (let a = 1; a < 4; a++) {
+      let c0 = 0;
+      let c1 = 0;
+      let c2 = 0;
+      let c3 = 0;
+      let c4 = 0;
+      let c5 = 0;
+      let c6 = 0;
+      let c7 = 0;
+      let c8 = 0;
+      for (let b = 1; b < 4; b++) {
+        const base = 9 * slots[so + 4 * a + b];
+        const ko = 27 * (a - 1) + 3 * (b - 1);
+          const k0 = ko + 0;
+          const v0 = w * K[k0 + 0];
+          const v1 = w * K[k0 + 1];
+          const v2 = w * K[k0 + 2];
+          const k1 = ko + 9;
+          const v3 = w * K[k1 + 0];
+          const v4 = w * K[k1 + 1];
+          const v5 = w * K[k1 + 2];
+          const k2 = ko + 18;
+          const v6 = w * K[k2 + 0];
+          const v7 = w * K[k2 + 1];
+          const v8 = w * K[k2 + 2];
+          Hv[base + 0] += v0;
+          Hv[base + 1] += v1;
+          Hv[base + 2] += v2;
+          Hv[base + 3] += v3;
+          Hv[base + 4] += v4;
+          Hv[base + 5] += v5;
+          Hv[base + 6] += v6;
+          Hv[base + 7] += v7;
+          Hv[base + 8] += v8;
+          c0 += v0;
+          c1 += v1;
+          c2 += v2;
+          c3 += v3;
+          c4 += v4;
+          c5 += v5;
+          c6 += v6;
+          c7 += v7;
+          c8 += v8;
+      }
+      const baseA0 = 9 * slots[so + 4 * a];
+      const base0A = 9 * slots[so + a];
+        Hv[baseA0 + 0] -= c0;
+        Hv[baseA0 + 1] -= c1;
+        Hv[baseA0 + 2] -= c2;
+        Hv[baseA0 + 3] -= c3;
+        Hv[baseA0 + 4] -= c4;
+        Hv[baseA0 + 5] -= c5;
+        Hv[baseA0 + 6] -= c6;
+        Hv[baseA0 + 7] -= c7;
+        Hv[baseA0 + 8] -= c8;
+        Hv[base0A + 0] -= c0;
+        Hv[base0A + 3] -= c1;
+        Hv[base0A + 6] -= c2;
+        Hv[base0A + 1] -= c3;
+        Hv[base0A + 4] -= c4;
+        Hv[base0A + 7] -= c5;
+        Hv[base0A + 2] -= c6;
+        Hv[base0A + 5] -= c7;
+        Hv[base0A + 8] -= c8;
+      h0 += c0;
+      h1 += c1;
+      h2 += c2;
+      h3 += c3;
+      h4 += c4;
+      h5 += c5;
+      h6 += c6;
+      h7 += c7;
+      h8 += c8;
+    }
+    const base00 = 9 * slots[so];
+        Hv[base00 + 0] += h0;
+        Hv[base00 + 1] += h1;
+        Hv[base00 + 2] += h2;
+        Hv[base00 + 3] += h3;
+        Hv[base00 + 4] += h4;
+        Hv[base00 + 5] += h5;
+        Hv[base00 + 6] += h6;
+        Hv[base00 + 7] += h7;
+        Hv[base00 + 8] += h8;
+  }
+
+  /**
+   * For log-J materials: the largest t in (0, 1] such that every tet keeps det F > 0 along x + s dx, s in [0, t]:
+   * 0.8 times the first positive root of the cubic det(Ds(x) + s Ds(dx)), or 1. Returns 0 when x itself has an
+   * inverted tet. Materials without a barrier get 1 (their energy is finite for inverted tets).
+   */
+  maxStep(x: Float64Array, dx: Float64Array): number {
+    if (!this.material.blocksInversion) return 1;
+    const limit = 1 / INVERSION_STEP_FRACTION;
+    let first = limit;
+    for (let e = 0; e < this.tetCount; e++) {
+      const root = firstInversionTime(x, dx, this.tets, e, first);
+      if (root < first) first = root;
+      if (first <= 0) return 0;
+    }
+    return Math.min(1, INVERSION_STEP_FRACTION * first);
+  }
+
+  /** Number of tets with det F <= 0 at x (for invariant checks). */
+  countInverted(x: Float64Array): number {
+    let count = 0;
+    for (let e = 0; e < this.tetCount; e++) if (!(tetVolume(x, this.tets, e) > 0)) count++;
+    return count;
+  }
+}
+
+/**
+ * First s in (0, sMax] where f(s) = det(Ds(x) + s Ds(dx)) reaches 0, or sMax when it does not; 0 when f(0) <= 0.
+ * f is a cubic; its critical points split [0, sMax] into monotone pieces, and the first piece whose end is <= 0
+ * holds the root, found by bisection. The value returned has f > 0 (the lower end of the final bracket).
+ */
+function firstInversionTime(x: Float64Array, dx: Float64Array, tets: Uint32Array, e: number, sMax: number): number {
+  const i0 = 3 * tets[4 * e];
+  const i1 = 3 * tets[4 * e + 1];
+  const i2 = 3 * tets[4 * e + 2];
+  const i3 = 3 * tets[4 * e + 3];
+  // A = Ds(x) columns a, b, c; B = Ds(dx) columns p, q, r.
+  const a0 = x[i1] - x[i0];
+  const a1 = x[i1 + 1] - x[i0 + 1];
+  const a2 = x[i1 + 2] - x[i0 + 2];
+  const b0 = x[i2] - x[i0];
+  const b1 = x[i2 + 1] - x[i0 + 1];
+  const b2 = x[i2 + 2] - x[i0 + 2];
+  const c0 = x[i3] - x[i0];
+  const c1 = x[i3 + 1] - x[i0 + 1];
+  const c2 = x[i3 + 2] - x[i0 + 2];
+  const p0 = dx[i1] - dx[i0];
+  const p1 = dx[i1 + 1] - dx[i0 + 1];
+  const p2 = dx[i1 + 2] - dx[i0 + 2];
+  const q0 = dx[i2] - dx[i0];
+  const q1 = dx[i2 + 1] - dx[i0 + 1];
+  const q2 = dx[i2 + 2] - dx[i0 + 2];
+  const r0 = dx[i3] - dx[i0];
+  const r1 = dx[i3 + 1] - dx[i0 + 1];
+  const r2 = dx[i3 + 2] - dx[i0 + 2];
+  // det[a + s p, b + s q, c + s r] is trilinear in the columns: collect it by powers of s.
+  const k0 = triple(a0, a1, a2, b0, b1, b2, c0, c1, c2);
+  if (!(k0 > 0)) return 0;
+  const k1 =
+    triple(p0, p1, p2, b0, b1, b2, c0, c1, c2) +
+    triple(a0, a1, a2, q0, q1, q2, c0, c1, c2) +
+    triple(a0, a1, a2, b0, b1, b2, r0, r1, r2);
+  const k2 =
+    triple(a0, a1, a2, q0, q1, q2, r0, r1, r2) +
+    triple(p0, p1, p2, b0, b1, b2, r0, r1, r2) +
+    triple(p0, p1, p2, q0, q1, q2, c0, c1, c2);
+  const k3 = triple(p0, p1, p2, q0, q1, q2, r0, r1, r2);
+
+  // Critical points: roots of 3 k3 s^2 + 2 k2 s + k1 inside (0, sMax), sorted.
+  let c1s = sMax;
+  let c2s = sMax;
+  const qa = 3 * k3;
+  const qb = 2 * k2;
+  const qc = k1;
+  if (qa === 0) {
+    if (qb !== 0) c1s = -qc / qb;
+  } else {
+    const disc = qb * qb - 4 * qa * qc;
+    if (disc >= 0) {
+      const qq = -0.5 * (qb + (qb >= 0 ? 1 : -1) * Math.sqrt(disc));
+      c1s = qq / qa;
+      c2s = qq !== 0 ? qc / qq : c1s;
+    }
+  }
+  if (!(c1s > 0 && c1s < sMax)) c1s = sMax;
+  if (!(c2s > 0 && c2s < sMax)) c2s = sMax;
+  if (c2s < c1s) {
+    const tmp = c1s;
+    c1s = c2s;
+    c2s = tmp;
+  }
+  let lo = 0;
+  for (let piece = 0; piece < 3; piece++) {
+    const hi = piece === 0 ? c1s : piece === 1 ? c2s : sMax;
+    if (hi <= lo) continue;
+    if (cubic(k0, k1, k2, k3, hi) > 0) {
+      lo = hi;
+      continue;
+    }
+    // f(lo) > 0 >= f(hi): bisect to relative precision.
+    let h = hi;
+    for (let it = 0; it < 200 && h - lo > 1e-14 * h; it++) {
+      const mid = 0.5 * (lo + h);
+      if (cubic(k0, k1, k2, k3, mid) > 0) lo = mid;
+      else h = mid;
+    }
+    return lo;
+  }
+  return sMax;
+}
+
+/** det[u, v, w] = u . (v x w). */
+function triple(
+  ux: number,
+  uy: number,
+  uz: number,
+  vx: number,
+  vy: number,
+  vz: number,
+  wx: number,
+  wy: number,
+  wz: number,
+): number {
+  return ux * (vy * wz - vz * wy) + uy * (vz * wx - vx * wz) + uz * (vx * wy - vy * wx);
+}
+
+function cubic(k0: number, k1: number, k2: number, k3: number, s: number): number {
+  return k0 + s * (k1 + s * (k2 + s * k3));
+}

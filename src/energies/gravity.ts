@@ -1,0 +1,39 @@
+import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
+import type { PotentialTerm } from './potential.js';
+
+/**
+ * Uniform gravity: P = -sum_i m_i g . x_i, zero at the origin, so with g = (0, -9.8, 0) the potential is m g y and
+ * the level y = 0 (the ground in built-in scenes) is the zero of potential energy. Affine in x: no Hessian.
+ */
+export class Gravity implements PotentialTerm {
+  readonly name = 'gravity';
+  readonly isLinear = true;
+
+  /** mass: lumped mass per DOF (constrained DOFs may carry mass; their gradient is discarded by the solver). */
+  constructor(
+    private readonly mass: Float64Array,
+    private readonly g: readonly [number, number, number],
+  ) {}
+
+  energy(x: Float64Array): number {
+    const [gx, gy, gz] = this.g;
+    const m = this.mass;
+    let e = 0;
+    for (let d = 0; d < x.length; d += 3) e -= m[d] * (gx * x[d] + gy * x[d + 1] + gz * x[d + 2]);
+    return e;
+  }
+
+  addGradient(_x: Float64Array, scale: number, grad: Float64Array): void {
+    const [gx, gy, gz] = this.g;
+    const m = this.mass;
+    for (let d = 0; d < grad.length; d += 3) {
+      grad[d] -= scale * m[d] * gx;
+      grad[d + 1] -= scale * m[d + 1] * gy;
+      grad[d + 2] -= scale * m[d + 2] * gz;
+    }
+  }
+
+  addHessian(_x: Float64Array, _scale: number, _H: BsrMatrix, _projectPsd: boolean): void {}
+
+  addPattern(_builder: PatternBuilder): void {}
+}

@@ -1,0 +1,51 @@
+import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
+
+/**
+ * One term of the total potential P(x): elasticity of a body, gravity, springs, later the contact barrier.
+ *
+ * x is the stacked node positions (3 per node). Every method loops over the term's own elements and must not
+ * allocate inside the loop. Gradients and Hessians are accumulated (+=), scaled by `scale`, so the solver can
+ * assemble c * P into the incremental potential without temporaries.
+ */
+export interface PotentialTerm {
+  /** Metrics column this term adds to: 'elastic', 'gravity', 'spring', 'contact', ... */
+  readonly name: string;
+
+  /** P_term(x). Infinity marks an infeasible x (an inverted element of a log-J material, say). */
+  energy(x: Float64Array): number;
+
+  addGradient(x: Float64Array, scale: number, g: Float64Array): void;
+
+  /**
+   * Adds scale * Hessian. With projectPsd each element's local Hessian is first projected onto the positive
+   * semi-definite cone (projected Newton); without, the exact Hessian is added.
+   */
+  addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean): void;
+
+  /** Registers the node couplings this term's Hessian writes. Called once, before any addHessian. */
+  addPattern(builder: PatternBuilder): void;
+
+  /** Called once the pattern is built, so the term can cache its block slots. */
+  bindPattern?(H: BsrMatrix): void;
+
+  /**
+   * Line-search filter: the largest t in (0, 1] such that x + s dx stays feasible for every s in [0, t]
+   * (no inversion, later no collision). Terms without feasibility constraints omit it.
+   */
+  maxStep?(x: Float64Array, dx: Float64Array): number;
+
+  /** True when the term is affine in x (gravity): its Hessian is zero and it never needs assembling. */
+  readonly isLinear?: boolean;
+}
+
+/** Sum of the terms' energies, split by term name (the per-term metrics columns). */
+export function energyByName(terms: readonly PotentialTerm[], x: Float64Array, out: Map<string, number>): number {
+  out.clear();
+  let total = 0;
+  for (const term of terms) {
+    const e = term.energy(x);
+    out.set(term.name, (out.get(term.name) ?? 0) + e);
+    total += e;
+  }
+  return total;
+}

@@ -1,0 +1,55 @@
+import type { Integrator, IntegratorContext, StepReport } from './integrator.js';
+import { solveImplicitEuler } from './implicit-euler.js';
+
+/**
+ * BDF2 in minimisation form, implicit Euler for the first step:
+ *   xTilde = 4/3 x_n - 1/3 x_{n-1} + 8/9 h v_n - 2/9 h v_{n-1},  c = 4/9 h^2,
+ *   v_{n+1} = (x_{n+1} - 4/3 x_n + 1/3 x_{n-1}) / (2/3 h).
+ */
+export function createBdf2(ctx: IntegratorContext): Integrator {
+  const { dyn } = ctx;
+  const n = dyn.n;
+  const xPrev = new Float64Array(n);
+  const vPrev = new Float64Array(n);
+  const xNew = new Float64Array(n);
+  const xHat = new Float64Array(n);
+  const xTilde = new Float64Array(n);
+  let started = false;
+  let lastT = NaN;
+  return {
+    name: 'bdf2',
+    step(state, h, counters): StepReport {
+      const { x, v } = state;
+      // A restart (new run, or a state set from outside) begins again with implicit Euler.
+      if (!started || state.t !== lastT) {
+        const loss = solveImplicitEuler(dyn, state, h, counters, xNew, xTilde);
+        xPrev.set(x);
+        vPrev.set(v);
+        for (let d = 0; d < n; d++) v[d] = (xNew[d] - x[d]) / h;
+        x.set(xNew);
+        started = true;
+        state.t += h;
+        lastT = state.t;
+        return { alpha: NaN, dissipated: loss };
+      }
+      for (let d = 0; d < n; d++) {
+        xHat[d] = (4 * x[d] - xPrev[d]) / 3;
+        xTilde[d] = xHat[d] + (2 * h * (4 * v[d] - vPrev[d])) / 9;
+      }
+      xNew.set(x);
+      dyn.constrain(state.t + h, xNew);
+      const beta = (2 * h) / 3;
+      dyn.beginDamping(x, xHat, beta, beta * beta);
+      dyn.minimize(xTilde, beta * beta, xNew, h, counters);
+      const loss = dyn.dampingLoss(xNew, h);
+      dyn.endDamping();
+      xPrev.set(x);
+      vPrev.set(v);
+      for (let d = 0; d < n; d++) v[d] = (xNew[d] - xHat[d]) / beta;
+      x.set(xNew);
+      state.t += h;
+      lastT = state.t;
+      return { alpha: NaN, dissipated: loss };
+    },
+  };
+}

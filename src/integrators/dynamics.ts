@@ -1,0 +1,163 @@
+import type { LinearSolver } from '../math/linear-solver.js';
+import { applyConstraints, type Model } from '../model/model.js';
+import { IncrementalPotential, type FrozenQuadratic } from '../solver/incremental-potential.js';
+import { NewtonSolver, type NewtonResult } from '../solver/newton.js';
+
+/** Newton settings shared by every implicit integrator of a run. */
+export interface SolveSettings {
+  /** |dx|_inf <= tolerance * h (seed 000 uses 0.01). */
+  tolerance: number;
+  maxIterations: number;
+  projectPsd: boolean;
+  linearSolver: LinearSolver;
+  /** Semi-implicit Rayleigh damping coefficient mu (seconds): damping force -mu K(x_n) v. 0 disables it. */
+  rayleigh: number;
+}
+
+/** Counters an integrator step fills in. */
+export interface SolveCounters {
+  newtonIterations: number;
+  linearIterations: number;
+  /** Energy taken out by the frozen damping term this step (h v^T D v). */
+  dissipated: number;
+  /** A Newton solve hit its iteration limit without meeting the tolerance. */
+  unconverged: number;
+}
+
+/**
+ * The mechanics every integrator shares: forces, energies, constraints and the one minimisation
+ * argmin 1/2 |x - xTilde|_M^2 + c P(x). Integrators are small formulas around these calls.
+ */
+export class Dynamics {
+  readonly ip: IncrementalPotential;
+  readonly newton = new NewtonSolver();
+  readonly n: number;
+  private readonly damping: FrozenQuadratic | null;
+  private readonly gradBuffer: Float64Array;
+  private readonly productBuffer: Float64Array;
+
+  constructor(
+    readonly model: Model,
+    readonly settings: SolveSettings,
+  ) {
+    this.ip = new IncrementalPotential(model);
+    this.n = 3 * model.nNodes;
+    this.gradBuffer = new Float64Array(this.n);
+    this.productBuffer = new Float64Array(this.n);
+    this.damping =
+      settings.rayleigh > 0 ? { K: this.ip.newMatrix(), center: new Float64Array(this.n), scale: 0 } : null;
+  }
+
+  /** P(x), the total potential (Infinity if infeasible). */
+  potential(x: Float64Array): number {
+    let p = 0;
+    for (const term of this.model.terms) p += term.energy(x);
+    return p;
+  }
+
+  /** grad P(x) into out (all DOFs, constrained included). */
+  gradient(x: Float64Array, out: Float64Array): void {
+    out.fill(0);
+    for (const term of this.model.terms) term.addGradient(x, 1, out);
+  }
+
+  /**
+   * a = -M^-1 (grad P(x) + D(x) v) on free DOFs, 0 on constrained ones. The damping term (D = mu K(x), the
+   * Rayleigh damping's projected stiffness) is included only when v is given and damping is on.
+   */
+  acceleration(x: Float64Array, out: Float64Array, v?: Float64Array): void {
+    this.gradient(x, out);
+    const { mass, constrained } = this.model;
+    const q = this.damping;
+    if (v && q) {
+      q.K.zero();
+      for (const term of this.model.terms) if (!term.isLinear) term.addHessian(x, 1, q.K, true);
+      q.K.multiply(v, this.productBuffer);
+      for (let d = 0; d < this.n; d++) out[d] += this.settings.rayleigh * this.productBuffer[d];
+    }
+    for (let d = 0; d < this.n; d++) out[d] = constrained[d] ? 0 : -out[d] / mass[d];
+  }
+
+  kinetic(v: Float64Array): number {
+    const m = this.model.mass;
+    let k = 0;
+    for (let d = 0; d < this.n; d++) k += m[d] * v[d] * v[d];
+    return 0.5 * k;
+  }
+
+  hamiltonian(x: Float64Array, v: Float64Array): number {
+    return this.kinetic(v) + this.potential(x);
+  }
+
+  /** Constrained DOFs of x set to their prescribed position at time t. */
+  constrain(t: number, x: Float64Array): void {
+    applyConstraints(this.model, t, x);
+  }
+
+  /** Velocities of constrained DOFs over [t, t + h]: (p(t+h) - p(t)) / h, written into v. */
+  constrainVelocity(xStart: Float64Array, xEnd: Float64Array, h: number, v: Float64Array): void {
+    const c = this.model.constrained;
+    for (let d = 0; d < this.n; d++) if (c[d]) v[d] = (xEnd[d] - xStart[d]) / h;
+  }
+
+  /**
+   * Freezes the Rayleigh damping for this step at x_n: D = mu K(x_n) with K the PSD-projected Hessian of P.
+   * `velocityScale` beta maps positions to velocity, v(x) = (x - xHat) / beta, for the step's velocity formula;
+   * the term added to the objective is c * (mu / (2 beta)) (x - xHat)^T K (x - xHat), whose gradient is
+   * c mu K v(x): the damping force -mu K v evaluated at the new velocity (seed 000, Eq. 17).
+   */
+  beginDamping(xn: Float64Array, xHat: Float64Array, velocityScale: number, c: number): void {
+    const q = this.damping;
+    if (!q) return;
+    q.K.zero();
+    for (const term of this.model.terms) if (!term.isLinear) term.addHessian(xn, 1, q.K, true);
+    q.center.set(xHat);
+    q.scale = (c * this.settings.rayleigh) / velocityScale;
+    this.dampingVelocityScale = velocityScale;
+    if (!this.ip.frozen.includes(q)) this.ip.frozen.push(q);
+  }
+
+  private dampingVelocityScale = 1;
+
+  /** Energy the damping removed over a step of length h ending at x: h v^T (mu K) v. 0 without damping. */
+  dampingLoss(x: Float64Array, h: number): number {
+    const q = this.damping;
+    if (!q) return 0;
+    const v = this.gradBuffer;
+    for (let d = 0; d < this.n; d++) v[d] = this.model.constrained[d] ? 0 : (x[d] - q.center[d]) / this.dampingVelocityScale;
+    const Kv = this.productBuffer;
+    q.K.multiply(v, Kv);
+    let e = 0;
+    for (let d = 0; d < this.n; d++) e += v[d] * Kv[d];
+    return h * this.settings.rayleigh * e;
+  }
+
+  /**
+   * x = argmin 1/2 |x - xTilde|_M^2 + c P(x) (+ damping when begun), started from x (updated in place), whose
+   * constrained DOFs must already hold their target values. `stepH` scales the tolerance: |dx|_inf <= tol * stepH.
+   */
+  minimize(xTilde: Float64Array, c: number, x: Float64Array, stepH: number, counters: SolveCounters): NewtonResult {
+    this.ip.predictor.set(xTilde);
+    this.ip.weight = c;
+    const s = this.settings;
+    const result = this.newton.minimize(this.ip, x, {
+      tolerance: s.tolerance,
+      h: stepH,
+      maxIterations: s.maxIterations,
+      projectPsd: s.projectPsd,
+      linearSolver: s.linearSolver,
+    });
+    counters.newtonIterations += result.iterations;
+    counters.linearIterations += result.linearIterations;
+    if (!result.converged) counters.unconverged++;
+    return result;
+  }
+
+  /** Stops the damping term from applying to further minimisations this step. */
+  endDamping(): void {
+    const q = this.damping;
+    if (!q) return;
+    const i = this.ip.frozen.indexOf(q);
+    if (i >= 0) this.ip.frozen.splice(i, 1);
+  }
+}

@@ -1,0 +1,114 @@
+import { createASearch } from './a-search.js';
+import { createBdf2 } from './bdf2.js';
+import { createBlending } from './blending.js';
+import { createSdirk2, createTrBdf2 } from './dirk.js';
+import { createExplicit } from './explicit.js';
+import { createImplicitEuler } from './implicit-euler.js';
+import { createImplicitMidpoint } from './implicit-midpoint.js';
+import type { Integrator, IntegratorContext, IntegratorParams } from './integrator.js';
+import { createNewmark } from './newmark.js';
+
+/** One integrator parameter: its default and what it means (listed by `vivace scenes` and the README). */
+export interface ParamSpec {
+  default: number | boolean;
+  doc: string;
+}
+
+export interface IntegratorSpec {
+  name: string;
+  summary: string;
+  implicit: boolean;
+  params: Record<string, ParamSpec>;
+  create(ctx: IntegratorContext, params: IntegratorParams): Integrator;
+}
+
+const aSearchParams: Record<string, ParamSpec> = {
+  alphaMin: { default: 0, doc: 'lower clip of alpha (0 = implicit Euler velocity)' },
+  alphaMax: { default: 1.1, doc: 'upper clip of alpha' },
+  sparse: { default: false, doc: 'search only after three same-side misses of the target, else alpha = 1' },
+};
+
+const spec = (s: IntegratorSpec): IntegratorSpec => s;
+
+export const integrators: readonly IntegratorSpec[] = [
+  spec({ name: 'explicit-euler', summary: 'forward Euler, x and v from the old state', implicit: false, params: {}, create: (c) => createExplicit(c, 'explicit-euler') }),
+  spec({ name: 'symplectic-euler', summary: 'v from old forces, then x from new v', implicit: false, params: {}, create: (c) => createExplicit(c, 'symplectic-euler') }),
+  spec({ name: 'rk4', summary: 'classical 4-stage Runge-Kutta', implicit: false, params: {}, create: (c) => createExplicit(c, 'rk4') }),
+  spec({ name: 'implicit-euler', summary: 'backward Euler (incremental potential, IPC style)', implicit: true, params: {}, create: (c) => createImplicitEuler(c) }),
+  spec({ name: 'bdf2', summary: 'two-step BDF, implicit Euler start', implicit: true, params: {}, create: (c) => createBdf2(c) }),
+  spec({ name: 'implicit-midpoint', summary: 'symplectic midpoint rule, solved for the midpoint', implicit: true, params: {}, create: (c) => createImplicitMidpoint(c) }),
+  spec({ name: 'trapezoidal', summary: 'Newmark(1/4, 1/2)', implicit: true, params: {}, create: (c) => createNewmark(c, 0.25, 0.5, 'trapezoidal') }),
+  spec({
+    name: 'newmark',
+    summary: 'implicit Newmark family',
+    implicit: true,
+    params: { beta: { default: 0.25, doc: 'Newmark beta, in (0, 0.5]' }, gamma: { default: 0.5, doc: 'Newmark gamma, in [0, 1]' } },
+    create: (c, p) => createNewmark(c, num(p, 'beta', 0.25), num(p, 'gamma', 0.5)),
+  }),
+  spec({ name: 'sdirk2', summary: 'two-stage L-stable SDIRK (seed 002, gamma = 2 - sqrt 2)', implicit: true, params: {}, create: (c) => createSdirk2(c) }),
+  spec({ name: 'tr-bdf2', summary: 'trapezoidal half step then BDF2 (seed 002)', implicit: true, params: {}, create: (c) => createTrBdf2(c) }),
+  spec({
+    name: 'blending',
+    summary: 'seed 001: bisection between implicit midpoint and backward/forward Euler on tracked energy',
+    implicit: true,
+    params: {
+      tolerance: { default: 0.01, doc: 'relative energy tolerance of the bisection' },
+      maxBisections: { default: 50, doc: 'bisection iteration cap' },
+    },
+    create: (c, p) => createBlending(c, { tolerance: num(p, 'tolerance', 0.01), maxBisections: num(p, 'maxBisections', 50) }),
+  }),
+  spec({
+    name: 'a-1',
+    summary: 'seed 000: implicit Euler positions, velocity corrected with alpha = 1 (linearly symplectic)',
+    implicit: true,
+    params: { alpha: { default: 1, doc: 'the fixed alpha (1 is A-1; 0 is implicit Euler)' } },
+    create: (c, p) => createASearch(c, { fixedAlpha: num(p, 'alpha', 1), alphaMin: -Infinity, alphaMax: Infinity, sparse: false }, 'a-1'),
+  }),
+  spec({
+    name: 'a-search',
+    summary: 'seed 000 Algorithm 1: alpha chosen each step to meet the energy target',
+    implicit: true,
+    params: aSearchParams,
+    create: (c, p) =>
+      createASearch(
+        c,
+        { alphaMin: num(p, 'alphaMin', 0), alphaMax: num(p, 'alphaMax', 1.1), sparse: bool(p, 'sparse', false) },
+        'a-search',
+      ),
+  }),
+];
+
+export const integratorNames = integrators.map((s) => s.name);
+
+export function findIntegrator(name: string): IntegratorSpec {
+  const found = integrators.find((s) => s.name === name);
+  if (!found) throw new Error(`unknown integrator '${name}'; allowed: ${integratorNames.join(', ')}`);
+  return found;
+}
+
+/** Checks that every given parameter is one the integrator knows, naming the offender and the allowed ones. */
+export function checkParams(spec: IntegratorSpec, params: IntegratorParams): void {
+  for (const key of Object.keys(params)) {
+    if (!(key in spec.params)) {
+      const allowed = Object.keys(spec.params);
+      throw new Error(`integrator '${spec.name}' has no parameter '${key}'; allowed: ${allowed.length ? allowed.join(', ') : '(none)'}`);
+    }
+  }
+}
+
+function num(p: IntegratorParams, key: string, fallback: number): number {
+  const v = p[key];
+  if (v === undefined) return fallback;
+  const x = typeof v === 'number' ? v : Number(v);
+  if (!Number.isFinite(x)) throw new Error(`integrator parameter '${key}' must be a number (got '${String(v)}')`);
+  return x;
+}
+
+function bool(p: IntegratorParams, key: string, fallback: boolean): boolean {
+  const v = p[key];
+  if (v === undefined) return fallback;
+  if (typeof v === 'boolean') return v;
+  if (v === 'true' || v === '1' || v === 1) return true;
+  if (v === 'false' || v === '0' || v === 0) return false;
+  throw new Error(`integrator parameter '${key}' must be true or false (got '${String(v)}')`);
+}

@@ -1,0 +1,338 @@
+/**
+ * What a run leaves in its output folder:
+ *
+ *   metrics.csv    one row per step (StepRecord), streamed in chunks of whole lines while the run goes
+ *   frames/        frame_00000.obj ...: the surface (or the particles) at the output frame rate, each written atomically
+ *   energy.svg     kinetic, potential, total and target energy against time
+ *   summary.json   RunSummary plus the effective scene and run options, written last (its presence marks the end)
+ *
+ * The folder is created lazily, on the first record simulate() reports, so a run that fails its own checks (bad
+ * step, bad parameters, a non-finite initial energy) leaves nothing behind. Only the files above are ever removed.
+ */
+
+import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Model } from '../model/model.js';
+import type { Scene } from '../scene/schema.js';
+import type { RunSummary, StepRecord } from '../sim/records.js';
+import type { RunObserver, RunOptions } from '../sim/simulate.js';
+import { writeFileAtomic, writeObj } from './mesh-files.js';
+import { linePlotSvg } from './plot.js';
+
+export const METRICS_FILE = 'metrics.csv';
+export const SUMMARY_FILE = 'summary.json';
+export const ENERGY_PLOT_FILE = 'energy.svg';
+export const FRAMES_DIR = 'frames';
+
+/** The fixed leading columns of metrics.csv; per-term potential columns and `warning` follow. */
+export const METRICS_COLUMNS = [
+  'step',
+  't',
+  'kinetic',
+  'potential',
+  'total',
+  'target',
+  'alpha',
+  'newton_iters',
+  'linear_iters',
+  'wall_ms',
+  'px',
+  'py',
+  'pz',
+  'lx',
+  'ly',
+  'lz',
+  'dissipated',
+  'inverted',
+] as const;
+
+/** Removes the files a run writes (and nothing else) from dir, if they are there. */
+export function clearRunOutputs(dir: string): void {
+  for (const f of [METRICS_FILE, SUMMARY_FILE, ENERGY_PLOT_FILE]) rmSync(join(dir, f), { force: true });
+  rmSync(join(dir, FRAMES_DIR), { recursive: true, force: true });
+}
+
+/** A number for the CSV: 12 significant digits, shortest form; NaN as an empty field. */
+export function formatCsvNumber(x: number): string {
+  if (Number.isNaN(x)) return '';
+  if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
+  return String(Number(x.toPrecision(12)));
+}
+
+/** A text field for the CSV, quoted (RFC 4180) when it holds a comma, a quote, a line break or edge spaces. */
+export function formatCsvText(s: string | undefined): string {
+  if (!s) return '';
+  if (/[",\r\n]|^\s|\s$/.test(s)) return `"${s.replace(/"/g, '""')}"`;
+  return s;
+}
+
+/** Growable column of doubles (the energy series kept for the plot: 40 bytes per step for all five). */
+class Column {
+  private data = new Float64Array(1024);
+  length = 0;
+  push(x: number): void {
+    if (this.length === this.data.length) {
+      const grown = new Float64Array(2 * this.data.length);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = x;
+  }
+  view(): Float64Array {
+    return this.data.subarray(0, this.length);
+  }
+}
+
+export interface EnergySeries {
+  t: Float64Array;
+  kinetic: Float64Array;
+  potential: Float64Array;
+  total: Float64Array;
+  target: Float64Array;
+}
+
+export interface RunOutputOptions {
+  /** Effective scene, stored in summary.json. */
+  scene?: Scene;
+  /** Scene file the run came from, stored in summary.json. */
+  source?: string;
+  /** Most time between two flushes of metrics.csv (ms, default 1000). */
+  flushIntervalMs?: number;
+  /** Flush metrics.csv once this many characters are buffered (default 64 KiB). */
+  flushBytes?: number;
+}
+
+export interface RunOutputPaths {
+  dir: string;
+  metrics: string;
+  summary: string;
+  plot: string;
+  frames: string;
+}
+
+/** Writes a run's outputs into `dir` as simulate() reports them; pass `observer` to simulate, then call finish. */
+export class RunOutput {
+  readonly dir: string;
+  readonly paths: RunOutputPaths;
+  /** Hand this to simulate(). */
+  readonly observer: RunObserver;
+  private fd: number | null = null;
+  private opened = false;
+  private buffer: string[] = [];
+  private buffered = 0;
+  private lastFlush = 0;
+  private termNames: string[] = [];
+  private rowCount = 0;
+  private frameCount = 0;
+  private readonly cols = { t: new Column(), kinetic: new Column(), potential: new Column(), total: new Column(), target: new Column() };
+  // Frames hold only the surface nodes and the free particles (interior tet nodes are not drawn).
+  private readonly frameNodes: Uint32Array;
+  private readonly frameTriangles: Uint32Array;
+  private readonly framePositions: Float64Array;
+
+  constructor(
+    dir: string,
+    private readonly model: Model,
+    private readonly runOptions: RunOptions,
+    private readonly options: RunOutputOptions = {},
+  ) {
+    this.dir = resolve(dir);
+    this.paths = {
+      dir: this.dir,
+      metrics: join(this.dir, METRICS_FILE),
+      summary: join(this.dir, SUMMARY_FILE),
+      plot: join(this.dir, ENERGY_PLOT_FILE),
+      frames: join(this.dir, FRAMES_DIR),
+    };
+    ({ nodes: this.frameNodes, triangles: this.frameTriangles } = frameGeometry(model));
+    this.framePositions = new Float64Array(3 * this.frameNodes.length);
+    this.observer = {
+      step: (record) => this.step(record),
+      frame: (index, _t, x) => this.frame(index, x),
+    };
+  }
+
+  /** True once the folder has been created (the first record arrived). */
+  get started(): boolean {
+    return this.opened;
+  }
+
+  get rows(): number {
+    return this.rowCount;
+  }
+
+  get frames(): number {
+    return this.frameCount;
+  }
+
+  /** The energies recorded so far (views, valid until the next step). */
+  energySeries(): EnergySeries {
+    const c = this.cols;
+    return { t: c.t.view(), kinetic: c.kinetic.view(), potential: c.potential.view(), total: c.total.view(), target: c.target.view() };
+  }
+
+  /** Creates the folder, clears earlier outputs and starts metrics.csv. Called by the first record. */
+  open(firstRecord?: StepRecord): void {
+    if (this.opened) return;
+    mkdirSync(this.dir, { recursive: true });
+    clearRunOutputs(this.dir);
+    mkdirSync(this.paths.frames);
+    this.termNames = firstRecord ? [...firstRecord.potentials.keys()] : uniqueTermNames(this.model);
+    this.fd = openSync(this.paths.metrics, 'w');
+    const header = [...METRICS_COLUMNS, ...this.termNames, 'warning'].join(',');
+    writeSync(this.fd, `${header}\n`);
+    this.lastFlush = performance.now();
+    this.opened = true;
+  }
+
+  private step(r: StepRecord): void {
+    if (!this.opened) this.open(r);
+    const n = formatCsvNumber;
+    const fields = [
+      String(r.step),
+      n(r.t),
+      n(r.kinetic),
+      n(r.potential),
+      n(r.total),
+      n(r.target),
+      n(r.alpha),
+      String(r.newtonIterations),
+      String(r.linearIterations),
+      n(r.wallMs),
+      n(r.momentum[0]),
+      n(r.momentum[1]),
+      n(r.momentum[2]),
+      n(r.angularMomentum[0]),
+      n(r.angularMomentum[1]),
+      n(r.angularMomentum[2]),
+      n(r.dissipated),
+      String(r.inverted),
+    ];
+    for (const name of this.termNames) {
+      const e = r.potentials.get(name);
+      fields.push(e === undefined ? '' : n(e));
+    }
+    fields.push(formatCsvText(r.warning));
+    const line = `${fields.join(',')}\n`;
+    this.buffer.push(line);
+    this.buffered += line.length;
+    this.rowCount++;
+    this.cols.t.push(r.t);
+    this.cols.kinetic.push(r.kinetic);
+    this.cols.potential.push(r.potential);
+    this.cols.total.push(r.total);
+    this.cols.target.push(r.target);
+    // simulate() is synchronous, so an async stream would only drain at the end: write whole lines synchronously.
+    if (this.buffered >= (this.options.flushBytes ?? 65536) || performance.now() - this.lastFlush >= (this.options.flushIntervalMs ?? 1000)) this.flush();
+  }
+
+  private frame(index: number, x: Float64Array): void {
+    if (!this.opened) this.open();
+    const nodes = this.frameNodes;
+    const p = this.framePositions;
+    for (let i = 0; i < nodes.length; i++) {
+      const d = 3 * nodes[i];
+      p[3 * i] = x[d];
+      p[3 * i + 1] = x[d + 1];
+      p[3 * i + 2] = x[d + 2];
+    }
+    writeObj(join(this.paths.frames, frameName(index)), p, this.frameTriangles);
+    this.frameCount++;
+  }
+
+  /** Writes the buffered rows to metrics.csv. */
+  flush(): void {
+    if (this.fd === null || this.buffer.length === 0) return;
+    writeSync(this.fd, this.buffer.join(''));
+    this.buffer = [];
+    this.buffered = 0;
+    this.lastFlush = performance.now();
+  }
+
+  /** Closes metrics.csv without writing the summary (an aborted run). */
+  close(): void {
+    this.flush();
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+
+  /**
+   * Ends the run: flushes metrics.csv, writes energy.svg, then summary.json (RunSummary, `stopped` always present,
+   * the effective scene and options). A failed plot is recorded in the summary rather than thrown.
+   */
+  async finish(summary: RunSummary): Promise<RunOutputPaths> {
+    if (!this.opened) this.open();
+    this.close();
+    let plotError: string | undefined;
+    try {
+      const svg = await this.plot(summary);
+      writeFileAtomic(this.paths.plot, svg);
+    } catch (err) {
+      plotError = (err as Error).message;
+    }
+    const doc = {
+      ...summary,
+      stopped: summary.stopped ?? null,
+      outputs: { metrics: METRICS_FILE, rows: this.rowCount, frames: FRAMES_DIR, frameCount: this.frameCount, plot: plotError ? null : ENERGY_PLOT_FILE, plotError },
+      source: this.options.source ?? null,
+      options: this.runOptions,
+      effectiveScene: this.options.scene ?? null,
+    };
+    writeFileAtomic(this.paths.summary, `${JSON.stringify(doc, jsonNumbers, 2)}\n`);
+    return this.paths;
+  }
+
+  private plot(summary: RunSummary): Promise<string> {
+    const s = this.energySeries();
+    const status = summary.stopped ? `stopped: ${summary.stopped}` : `${summary.steps} steps`;
+    return linePlotSvg(
+      [
+        { name: 'kinetic', t: s.t, y: s.kinetic },
+        { name: 'potential', t: s.t, y: s.potential },
+        { name: 'total', t: s.t, y: s.total },
+        { name: 'target', t: s.t, y: s.target },
+      ],
+      { title: `${summary.scene}: ${summary.integrator}`, subtitle: `h = ${formatCsvNumber(summary.h)} s, ${truncate(status, 120)}`, dashed: ['target'] },
+    );
+  }
+}
+
+/** frame_00000.obj, frame_00001.obj, ... */
+export function frameName(index: number): string {
+  return `frame_${String(index).padStart(5, '0')}.obj`;
+}
+
+function truncate(s: string, n: number): string {
+  return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
+}
+
+/** JSON has no Infinity or NaN: write them as strings so a reader can tell them from a missing value. */
+function jsonNumbers(_key: string, value: unknown): unknown {
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  return value;
+}
+
+function uniqueTermNames(model: Model): string[] {
+  return [...new Set(model.terms.map((t) => t.name))];
+}
+
+/** The nodes a frame shows (surface nodes and nodes of no tet, i.e. particles) and the surface renumbered to them. */
+function frameGeometry(model: Model): { nodes: Uint32Array; triangles: Uint32Array } {
+  const n = model.nNodes;
+  const inTet = new Uint8Array(n);
+  for (const body of model.bodies) for (let k = 0; k < body.tets.length; k++) inTet[body.tets[k]] = 1;
+  const shown = new Uint8Array(n);
+  for (let k = 0; k < model.surface.length; k++) shown[model.surface[k]] = 1;
+  for (let i = 0; i < n; i++) if (!inTet[i]) shown[i] = 1;
+  const slot = new Int32Array(n).fill(-1);
+  const nodes: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (!shown[i]) continue;
+    slot[i] = nodes.length;
+    nodes.push(i);
+  }
+  const triangles = new Uint32Array(model.surface.length);
+  for (let k = 0; k < triangles.length; k++) triangles[k] = slot[model.surface[k]];
+  return { nodes: Uint32Array.from(nodes), triangles };
+}
+

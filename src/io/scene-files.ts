@@ -1,0 +1,390 @@
+/**
+ * Scene files on disk: built-in scenes shipped in scenes/, user JSON files, the meshes they refer to, and the
+ * mapping from a validated Scene (plus command-line overrides) to the RunOptions of simulate().
+ *
+ * Every failure caused by the input throws a SceneError (OverrideError for a bad override) whose message names the
+ * file, the field and what is allowed, so the CLI can report it and exit before it writes anything.
+ */
+
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DecayPiece, EnergyTargetOptions } from '../integrators/energy-target.js';
+import type { IntegratorParams } from '../integrators/integrator.js';
+import { checkParams, findIntegrator, integratorNames } from '../integrators/registry.js';
+import type { TetMesh } from '../mesh/tet-mesh.js';
+import type { MeshResolver } from '../scene/build.js';
+import { parseScene, SceneError, type Scene } from '../scene/schema.js';
+import type { RunOptions } from '../sim/simulate.js';
+import { MeshFileError, readTetMesh, readTetgen, tetgenPaths } from './mesh-files.js';
+
+/** Root of the package (where scenes/ and data/ live), found from this module so the CWD does not matter. */
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BUILTIN_SCENE_DIR = join(PACKAGE_ROOT, 'scenes');
+export const BUILTIN_MESH_DIR = join(PACKAGE_ROOT, 'data', 'meshes');
+
+export interface LoadedScene {
+  scene: Scene;
+  /** Folder that relative mesh paths of the scene are resolved against. */
+  baseDir: string;
+  /** The file the scene came from (absolute path). */
+  source: string;
+}
+
+/** Loads a built-in scene by name (scenes/<name>.json of the package) or a scene JSON file by path. */
+export function loadScene(nameOrPath: string): LoadedScene {
+  const source = locateScene(nameOrPath);
+  let text: string;
+  try {
+    text = readFileSync(source, 'utf8');
+  } catch (err) {
+    throw new SceneError(`cannot read scene file ${source}: ${(err as Error).message}`);
+  }
+  const json = parseJsonText(text, source);
+  const scene = parseScene(json, `scene file ${source}`);
+  checkSceneParams(scene, `scene file ${source}`);
+  return { scene, baseDir: dirname(source), source };
+}
+
+/** A path when the argument names an existing file or looks like one; else the built-in scene of that name. */
+function locateScene(nameOrPath: string): string {
+  if (nameOrPath.trim() === '') throw new SceneError(`no scene given; built-in scenes: ${builtinSceneNames().join(', ')}`);
+  const looksLikePath = nameOrPath.endsWith('.json') || nameOrPath.includes('/') || nameOrPath.includes('\\');
+  const asPath = resolve(nameOrPath);
+  if (existsSync(asPath) && statSync(asPath).isFile()) return asPath;
+  if (looksLikePath) throw new SceneError(`scene file ${asPath} does not exist`);
+  const builtin = join(BUILTIN_SCENE_DIR, `${nameOrPath}.json`);
+  if (/^[\w.-]+$/.test(nameOrPath) && existsSync(builtin)) return builtin;
+  throw new SceneError(`unknown scene '${nameOrPath}': no such file and no built-in scene of that name; built-in scenes: ${builtinSceneNames().join(', ')}`);
+}
+
+function builtinSceneNames(): string[] {
+  if (!existsSync(BUILTIN_SCENE_DIR)) return [];
+  return readdirSync(BUILTIN_SCENE_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => basename(f, '.json'))
+    .sort();
+}
+
+export interface SceneListing {
+  name: string;
+  description: string;
+  dt: number;
+  duration: number;
+  bodies: number;
+  integrator: string;
+  /** Set instead of the fields above when the shipped file does not validate. */
+  error?: string;
+}
+
+/** The built-in scenes with the facts `vivace scenes` lists. */
+export function listScenes(): SceneListing[] {
+  return builtinSceneNames().map((name) => {
+    try {
+      const { scene } = loadScene(join(BUILTIN_SCENE_DIR, `${name}.json`));
+      return { name, description: scene.description, dt: scene.dt, duration: scene.duration, bodies: scene.bodies.length, integrator: scene.integrator.name };
+    } catch (err) {
+      return { name, description: '', dt: NaN, duration: NaN, bodies: 0, integrator: '', error: (err as Error).message };
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// JSON with positions in its errors
+
+/** JSON.parse, but a syntax error names the file, line and column (JSON.parse alone gives an offset at best). */
+export function parseJsonText(text: string, file: string): unknown {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  try {
+    return JSON.parse(body);
+  } catch (err) {
+    const found = findJsonSyntaxError(body);
+    const offset = found?.offset ?? offsetFromMessage((err as Error).message) ?? body.length;
+    const { line, column } = lineColumn(body, offset);
+    const what = found?.message ?? (err as Error).message;
+    throw new SceneError(`${file}:${line}:${column}: invalid JSON: ${what}`);
+  }
+}
+
+function offsetFromMessage(message: string): number | undefined {
+  const m = /position (\d+)/.exec(message);
+  return m ? Number(m[1]) : undefined;
+}
+
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+/** Scans JSON text for its first syntax error; null when the text is valid. Only run after JSON.parse failed. */
+export function findJsonSyntaxError(text: string): { offset: number; message: string } | null {
+  let i = 0;
+  const fail = (message: string, at = i): never => {
+    throw { offset: at, message };
+  };
+  const describe = (at: number): string => (at >= text.length ? 'end of input' : JSON.stringify(text[at]));
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
+  };
+  const literal = (word: string) => {
+    for (let k = 0; k < word.length; k++) {
+      if (text[i + k] !== word[k]) fail(`expected '${word}', got ${JSON.stringify(text.slice(i, i + k + 1))}`);
+    }
+    i += word.length;
+  };
+  const string = () => {
+    i++; // opening quote
+    for (;;) {
+      if (i >= text.length) fail('unterminated string');
+      const c = text.charCodeAt(i);
+      if (c === 34) {
+        i++;
+        return;
+      }
+      if (c < 32) fail('control character (a raw line break?) inside a string');
+      if (c === 92) {
+        const e = text[i + 1];
+        if (e === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail('bad \\u escape in a string');
+          i += 6;
+        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
+        else fail(`bad escape '\\${e ?? ''}' in a string`);
+      } else i++;
+    }
+  };
+  const number = () => {
+    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (!m || m[0] === '' || m[0] === '-') fail(`expected a value, got ${describe(i)}`);
+    i += (m as RegExpExecArray)[0].length;
+  };
+  const value = (depth: number): void => {
+    if (depth > 1000) fail('nesting too deep');
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      ws();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail(`expected a double-quoted property name, got ${describe(i)}${text[i] === '}' ? ' (trailing comma?)' : ''}`);
+        string();
+        ws();
+        if (text[i] !== ':') fail(`expected ':' after a property name, got ${describe(i)}`);
+        i++;
+        value(depth + 1);
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === '}') {
+          i++;
+          return;
+        }
+        fail(`expected ',' or '}' after a property value, got ${describe(i)}`);
+      }
+    } else if (c === '[') {
+      i++;
+      ws();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        if (text[i] === ']') fail("expected a value, got ']' (trailing comma?)");
+        value(depth + 1);
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === ']') {
+          i++;
+          return;
+        }
+        fail(`expected ',' or ']' after an array element, got ${describe(i)}`);
+      }
+    } else if (c === '"') string();
+    else if (c === 't') literal('true');
+    else if (c === 'f') literal('false');
+    else if (c === 'n') literal('null');
+    else number();
+  };
+  try {
+    value(0);
+    ws();
+    if (i < text.length) fail(`unexpected ${describe(i)} after the end of the JSON value`);
+    return null;
+  } catch (err) {
+    if (err && typeof err === 'object' && 'offset' in err) return err as { offset: number; message: string };
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Meshes
+
+/** Loads 'file' meshes relative to baseDir and 'builtin' meshes from data/meshes of the package. */
+export function meshResolver(baseDir: string, meshDir = BUILTIN_MESH_DIR): MeshResolver {
+  return (body, index): TetMesh => {
+    const where = `bodies[${index}].mesh`;
+    const mesh = body.mesh;
+    if (mesh.type === 'file') {
+      const path = isAbsolute(mesh.path) ? mesh.path : resolve(baseDir, mesh.path);
+      const needed = /\.msh(\.gz)?$/.test(path) ? [path] : Object.values(tetgenPaths(path));
+      const missing = needed.filter((p) => !existsSync(p));
+      if (missing.length) throw new SceneError(`${where}.path: mesh file ${missing.join(' and ')} not found (path '${mesh.path}' is relative to ${baseDir})`);
+      return readMeshFile(() => readTetMesh(path), where);
+    }
+    if (mesh.type === 'builtin') {
+      const nodePath = join(meshDir, `${mesh.name}.node.gz`);
+      const elePath = join(meshDir, `${mesh.name}.ele.gz`);
+      const missing = [nodePath, elePath].filter((p) => !existsSync(p));
+      if (missing.length) throw new SceneError(`${where}.name: the built-in mesh '${mesh.name}' is missing from this installation (${missing.join(', ')} not found)`);
+      return readMeshFile(() => readTetgen(nodePath, elePath), where);
+    }
+    throw new SceneError(`${where}.type: '${mesh.type}' is not a mesh read from a file`);
+  };
+}
+
+function readMeshFile(read: () => TetMesh, where: string): TetMesh {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof MeshFileError) throw new SceneError(`${where}: ${err.message}`);
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Overrides (command-line flags over scene fields) and RunOptions
+
+export interface SceneOverrides {
+  integrator?: string;
+  dt?: number;
+  duration?: number;
+  /** Merged over the scene's params when the integrator stays the same; they replace them when it changes. */
+  params?: IntegratorParams;
+  linear?: 'pcg' | 'ldlt';
+  /** Newton tolerance (|dx|_inf <= tolerance * h). */
+  tolerance?: number;
+  frameRate?: number;
+  /** Any solver settings, merged over the scene's (linear/tolerance above win over these). */
+  solver?: Partial<Scene['solver']>;
+}
+
+/** A bad override value; `field` is the SceneOverrides key, so a front end can name its own flag. */
+export class OverrideError extends SceneError {
+  override name = 'OverrideError';
+  constructor(
+    readonly field: keyof SceneOverrides,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A new validated scene with the overrides applied; the input scene is not modified. */
+export function applyOverrides(scene: Scene, overrides: SceneOverrides): Scene {
+  const next = structuredClone(scene);
+  const o = overrides;
+  const positive = (field: 'dt' | 'duration' | 'tolerance' | 'frameRate', value: number | undefined, allowZero = false) => {
+    if (value === undefined) return;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+      throw new OverrideError(field, `${field} must be a ${allowZero ? 'non-negative' : 'positive'} finite number (got ${String(value)})`);
+    }
+  };
+  positive('dt', o.dt);
+  positive('duration', o.duration, true);
+  positive('tolerance', o.tolerance);
+  positive('frameRate', o.frameRate);
+  if (o.integrator !== undefined) {
+    if (!integratorNames.includes(o.integrator)) {
+      throw new OverrideError('integrator', `unknown integrator '${o.integrator}'; allowed: ${integratorNames.join(', ')}`);
+    }
+    // Parameters in the scene belong to the scene's integrator.
+    if (o.integrator !== scene.integrator.name) next.integrator.params = {};
+    next.integrator.name = o.integrator;
+  }
+  if (o.params) {
+    for (const [k, v] of Object.entries(o.params)) {
+      if (typeof v !== 'number' && typeof v !== 'boolean') throw new OverrideError('params', `integrator parameter '${k}' must be a number or true/false (got '${String(v)}')`);
+      next.integrator.params[k] = v;
+    }
+  }
+  if (o.solver !== undefined) Object.assign(next.solver, o.solver);
+  if (o.linear !== undefined) {
+    if (o.linear !== 'pcg' && o.linear !== 'ldlt') throw new OverrideError('linear', `linear solver must be pcg or ldlt (got '${String(o.linear)}')`);
+    next.solver.linear = o.linear;
+  }
+  if (o.dt !== undefined) next.dt = o.dt;
+  if (o.duration !== undefined) next.duration = o.duration;
+  if (o.tolerance !== undefined) next.solver.tolerance = o.tolerance;
+  if (o.frameRate !== undefined) next.frameRate = o.frameRate;
+  let validated: Scene;
+  try {
+    validated = parseScene(next, 'scene after overrides');
+  } catch (err) {
+    // Only the solver block can still be wrong here: every other override was checked above.
+    throw new OverrideError('solver', (err as Error).message);
+  }
+  try {
+    checkParams(findIntegrator(validated.integrator.name), validated.integrator.params);
+  } catch (err) {
+    throw new OverrideError('params', (err as Error).message);
+  }
+  return validated;
+}
+
+/** Checks the scene's own integrator parameters (parseScene accepts any names; the registry knows the allowed ones). */
+export function checkSceneParams(scene: Scene, source = 'scene'): void {
+  try {
+    checkParams(findIntegrator(scene.integrator.name), scene.integrator.params);
+  } catch (err) {
+    throw new SceneError(`invalid ${source}:\n  integrator.params: ${(err as Error).message}`);
+  }
+}
+
+export interface RunOptionOverrides {
+  /** Stop as unstable when |H| exceeds this multiple of the initial energy scale (default 1e3). */
+  blowUpFactor?: number;
+  /** Name in summaries (default scene.name). */
+  sceneName?: string;
+}
+
+/** The simulate() options of a validated scene. */
+export function toRunOptions(scene: Scene, overrides: RunOptionOverrides = {}): RunOptions {
+  return {
+    sceneName: overrides.sceneName ?? scene.name,
+    integrator: scene.integrator.name,
+    params: { ...scene.integrator.params },
+    h: scene.dt,
+    duration: scene.duration,
+    frameRate: scene.frameRate,
+    solver: { ...scene.solver },
+    rayleigh: scene.damping.rayleigh,
+    energy: energyTargetOptions(scene),
+    blowUpFactor: overrides.blowUpFactor ?? 1e3,
+  };
+}
+
+/** A schedule, when given, wins over tau/decayStart; neither means conserve the energy. */
+function energyTargetOptions(scene: Scene): EnergyTargetOptions {
+  const e = scene.energy;
+  let decay: DecayPiece[] = [];
+  if (e.schedule.length > 0) decay = e.schedule.map((p) => ({ from: p.from, tau: p.tau }));
+  else if (e.tau !== undefined) decay = [{ from: e.decayStart, tau: e.tau }];
+  return { scale: e.scale, ground: e.ground, decay };
+}

@@ -1,0 +1,184 @@
+/**
+ * Block-sparse (3x3) symmetric matrices over mesh nodes.
+ *
+ * Newton matrices of 3D elasticity couple the three coordinates of every node pair that share an element, so a
+ * pattern over nodes with dense 3x3 blocks stores them without per-entry indices and halves SpMV time compared
+ * with scalar CSR (shared/research/dependencies.md). Both triangles are stored: SpMV and PCG stay branch-free and
+ * the direct solver reads the lower one.
+ */
+
+let nextPatternId = 1;
+
+/** Sparsity over nodes: row i lists the sorted node columns j coupled to i, the diagonal included. */
+export class BsrPattern {
+  /** Unique per pattern, so solvers can reuse symbolic work while the pattern stays the same. */
+  readonly id = nextPatternId++;
+
+  constructor(
+    readonly n: number,
+    readonly rowStart: Int32Array,
+    readonly col: Int32Array,
+    readonly diagSlot: Int32Array,
+  ) {}
+
+  get nnzBlocks(): number {
+    return this.col.length;
+  }
+
+  /** Slot of block (i, j), or -1 when it is not in the pattern. Binary search within the row. */
+  slot(i: number, j: number): number {
+    let lo = this.rowStart[i];
+    let hi = this.rowStart[i + 1] - 1;
+    const col = this.col;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const c = col[mid];
+      if (c === j) return mid;
+      if (c < j) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  /**
+   * Slots of all k*k blocks of an element's node list, row-major, written to out[offset ...]. Energies call this
+   * once at set-up so their Hessian loops scatter without searching.
+   */
+  elementSlots(nodes: ArrayLike<number>, out: Int32Array, offset: number): void {
+    const k = nodes.length;
+    for (let a = 0; a < k; a++) {
+      for (let b = 0; b < k; b++) {
+        const s = this.slot(nodes[a], nodes[b]);
+        if (s < 0) throw new Error(`BsrPattern: block (${nodes[a]}, ${nodes[b]}) is not in the pattern`);
+        out[offset + a * k + b] = s;
+      }
+    }
+  }
+}
+
+/** Collects the node cliques of all elements, then builds a BsrPattern. */
+export class PatternBuilder {
+  private readonly pairs: number[][];
+
+  constructor(readonly n: number) {
+    this.pairs = Array.from({ length: n }, (_, i) => [i]);
+  }
+
+  /** Couples every pair of the given nodes (an element's node list). */
+  addClique(nodes: ArrayLike<number>): void {
+    const k = nodes.length;
+    for (let a = 0; a < k; a++) {
+      const row = this.pairs[nodes[a]];
+      for (let b = 0; b < k; b++) if (a !== b) row.push(nodes[b]);
+    }
+  }
+
+  build(): BsrPattern {
+    const n = this.n;
+    const rowStart = new Int32Array(n + 1);
+    const sortedRows: Int32Array[] = new Array(n);
+    let nnz = 0;
+    for (let i = 0; i < n; i++) {
+      const row = Int32Array.from(this.pairs[i]).sort();
+      let m = 0;
+      for (let t = 0; t < row.length; t++) if (t === 0 || row[t] !== row[t - 1]) row[m++] = row[t];
+      sortedRows[i] = row.subarray(0, m);
+      nnz += m;
+      rowStart[i + 1] = nnz;
+    }
+    const col = new Int32Array(nnz);
+    const diagSlot = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      col.set(sortedRows[i], rowStart[i]);
+      const pattern = sortedRows[i];
+      for (let t = 0; t < pattern.length; t++) if (pattern[t] === i) diagSlot[i] = rowStart[i] + t;
+    }
+    return new BsrPattern(n, rowStart, col, diagSlot);
+  }
+}
+
+/** Values over a BsrPattern: 9 doubles per block, row-major within the block. */
+export class BsrMatrix {
+  readonly values: Float64Array;
+
+  constructor(readonly pattern: BsrPattern) {
+    this.values = new Float64Array(9 * pattern.nnzBlocks);
+  }
+
+  get size(): number {
+    return 3 * this.pattern.n;
+  }
+
+  zero(): void {
+    this.values.fill(0);
+  }
+
+  /** Adds scale * diag(d[3i], d[3i+1], d[3i+2]) to every diagonal block (a lumped mass, say). */
+  addDiagonal(d: Float64Array, scale: number): void {
+    const { diagSlot } = this.pattern;
+    const v = this.values;
+    for (let i = 0; i < this.pattern.n; i++) {
+      const o = 9 * diagSlot[i];
+      v[o] += scale * d[3 * i];
+      v[o + 4] += scale * d[3 * i + 1];
+      v[o + 8] += scale * d[3 * i + 2];
+    }
+  }
+
+  /** y = A x. */
+  multiply(x: Float64Array, y: Float64Array): void {
+    const { rowStart, col, n } = this.pattern;
+    const v = this.values;
+    for (let i = 0; i < n; i++) {
+      let y0 = 0;
+      let y1 = 0;
+      let y2 = 0;
+      for (let s = rowStart[i]; s < rowStart[i + 1]; s++) {
+        const j = 3 * col[s];
+        const o = 9 * s;
+        const x0 = x[j];
+        const x1 = x[j + 1];
+        const x2 = x[j + 2];
+        y0 += v[o] * x0 + v[o + 1] * x1 + v[o + 2] * x2;
+        y1 += v[o + 3] * x0 + v[o + 4] * x1 + v[o + 5] * x2;
+        y2 += v[o + 6] * x0 + v[o + 7] * x1 + v[o + 8] * x2;
+      }
+      y[3 * i] = y0;
+      y[3 * i + 1] = y1;
+      y[3 * i + 2] = y2;
+    }
+  }
+
+  /**
+   * Eliminates constrained DOFs (mask[d] = 1): their rows and columns become those of the identity, so a solve
+   * returns exactly the right-hand side there (zero for a Newton step on fixed DOFs).
+   */
+  applyDirichlet(mask: Uint8Array): void {
+    const { rowStart, col, n } = this.pattern;
+    const v = this.values;
+    for (let i = 0; i < n; i++) {
+      for (let s = rowStart[i]; s < rowStart[i + 1]; s++) {
+        const j = col[s];
+        const o = 9 * s;
+        for (let a = 0; a < 3; a++) {
+          const rowFixed = mask[3 * i + a] === 1;
+          for (let b = 0; b < 3; b++) {
+            if (rowFixed || mask[3 * j + b] === 1) v[o + 3 * a + b] = i === j && a === b ? 1 : 0;
+          }
+        }
+      }
+    }
+  }
+
+  /** The dense matrix, for tests and tiny systems only. */
+  toDense(): Float64Array[] {
+    const m = this.size;
+    const out = Array.from({ length: m }, () => new Float64Array(m));
+    const { rowStart, col, n } = this.pattern;
+    for (let i = 0; i < n; i++)
+      for (let s = rowStart[i]; s < rowStart[i + 1]; s++)
+        for (let a = 0; a < 3; a++)
+          for (let b = 0; b < 3; b++) out[3 * i + a][3 * col[s] + b] += this.values[9 * s + 3 * a + b];
+    return out;
+  }
+}

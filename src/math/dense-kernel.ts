@@ -1,0 +1,517 @@
+/**
+ * The dense inner kernel of the supernodal Cholesky: C -= A B^T on rows of one row-major buffer.
+ *
+ * Nearly all flops of a sparse Cholesky on a 3D mesh happen in dense frontal matrices, so their speed sets the
+ * factorization time (shared/research/cholmod-anchor.md: supernodal dense kernels are what make CHOLMOD 3-10x faster
+ * than a column-by-column code). Plain JS register-blocked loops reach about 2-2.5 GFlop/s here; the same 4x2 tile
+ * in WebAssembly SIMD (f64x2) reaches about 6-8 GFlop/s, so the kernel is a tiny WebAssembly module written
+ * byte by byte below (no toolchain needed), with the JS loops as a fallback where WebAssembly SIMD is missing.
+ * The module also does the multifrontal extend-add (an indexed scatter) and the transposed mat-vec of the
+ * backward solve. All data lives in the module's memory: callers keep their dense arrays in `data` and their
+ * index maps in `ints`, and take both again after `allocate`, since growing replaces them.
+ */
+
+export interface DenseKernel {
+  /** 'wasm-simd' or 'js'. */
+  readonly kind: 'wasm-simd' | 'js';
+  /** Dense work memory (valid until the next `allocate`). */
+  readonly data: Float64Array;
+  /** Integer work memory, for index maps the kernels read (valid until the next `allocate`). */
+  readonly ints: Int32Array;
+  /** Sizes `ints` and `data` to at least the given lengths; contents are lost when they grow. */
+  allocate(ints: number, doubles: number): void;
+  /**
+   * For i < nr, j < nc: data[c + i*sc + j] -= sum_{q < p} data[a + i*sab + q] * data[b + j*sab + q].
+   * Offsets and strides in doubles; A and B rows share the stride sab, C has its own stride sc.
+   */
+  update(a: number, b: number, c: number, sab: number, sc: number, p: number, nr: number, nc: number): void;
+  /**
+   * Multifrontal extend-add of a child's update matrix (rc x rc at `src`, lower triangle read) into its parent's
+   * front: entry (a, b), b <= a, lands on local row ra = ints[rel + a] and column cb = ints[rel + b], that is on
+   * data[panel + ra*k + cb] when cb < k (the panel, stride k) or else on data[upd + (ra-k)*r + cb-k] (the
+   * parent's own r x r update matrix).
+   */
+  extendAdd(src: number, rc: number, rel: number, panel: number, upd: number, k: number, r: number): void;
+  /** For q < nc: data[y + q] -= sum_{i < nr} data[a + i*sa + q] * data[g + i]  (y -= A^T g). */
+  gemvTransposed(a: number, sa: number, g: number, y: number, nr: number, nc: number): void;
+}
+
+/** Creates the fastest kernel available; `forceJs` picks the fallback (tests compare both). */
+export function createDenseKernel(forceJs = false): DenseKernel {
+  if (!forceJs) {
+    const k = tryCreateWasmKernel();
+    if (k) return k;
+  }
+  return new JsKernel();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// JS fallback
+
+class JsKernel implements DenseKernel {
+  readonly kind = 'js' as const;
+  data = new Float64Array(1024);
+  ints = new Int32Array(1024);
+
+  allocate(ints: number, doubles: number): void {
+    if (this.ints.length < ints) this.ints = new Int32Array(ints);
+    if (this.data.length < doubles) this.data = new Float64Array(doubles);
+  }
+
+  update(a: number, b: number, c: number, sab: number, sc: number, p: number, nr: number, nc: number): void {
+    const F = this.data;
+    const ncEven = nc & ~1;
+    const nr4 = nr & ~3;
+    for (let i = 0; i < nr4; i += 4) {
+      const a0 = a + i * sab;
+      const a1 = a0 + sab;
+      const a2 = a1 + sab;
+      const a3 = a2 + sab;
+      const c0 = c + i * sc;
+      for (let j = 0; j < ncEven; j += 2) {
+        const b0 = b + j * sab;
+        const b1 = b0 + sab;
+        let s00 = 0, s01 = 0, s10 = 0, s11 = 0, s20 = 0, s21 = 0, s30 = 0, s31 = 0;
+        for (let q = 0; q < p; q++) {
+          const x0 = F[b0 + q];
+          const x1 = F[b1 + q];
+          const y0 = F[a0 + q];
+          s00 += y0 * x0;
+          s01 += y0 * x1;
+          const y1 = F[a1 + q];
+          s10 += y1 * x0;
+          s11 += y1 * x1;
+          const y2 = F[a2 + q];
+          s20 += y2 * x0;
+          s21 += y2 * x1;
+          const y3 = F[a3 + q];
+          s30 += y3 * x0;
+          s31 += y3 * x1;
+        }
+        const o = c0 + j;
+        F[o] -= s00;
+        F[o + 1] -= s01;
+        F[o + sc] -= s10;
+        F[o + sc + 1] -= s11;
+        F[o + 2 * sc] -= s20;
+        F[o + 2 * sc + 1] -= s21;
+        F[o + 3 * sc] -= s30;
+        F[o + 3 * sc + 1] -= s31;
+      }
+      for (let j = ncEven; j < nc; j++) {
+        const b0 = b + j * sab;
+        let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (let q = 0; q < p; q++) {
+          const x0 = F[b0 + q];
+          s0 += F[a0 + q] * x0;
+          s1 += F[a1 + q] * x0;
+          s2 += F[a2 + q] * x0;
+          s3 += F[a3 + q] * x0;
+        }
+        const o = c0 + j;
+        F[o] -= s0;
+        F[o + sc] -= s1;
+        F[o + 2 * sc] -= s2;
+        F[o + 3 * sc] -= s3;
+      }
+    }
+    for (let i = nr4; i < nr; i++) {
+      const a0 = a + i * sab;
+      const c0 = c + i * sc;
+      for (let j = 0; j < nc; j++) {
+        const b0 = b + j * sab;
+        let s0 = 0;
+        for (let q = 0; q < p; q++) s0 += F[a0 + q] * F[b0 + q];
+        F[c0 + j] -= s0;
+      }
+    }
+  }
+
+  extendAdd(src: number, rc: number, rel: number, panel: number, upd: number, k: number, r: number): void {
+    const D = this.data;
+    const R = this.ints;
+    for (let a = 0; a < rc; a++) {
+      const ra = R[rel + a];
+      const rowP = panel + ra * k;
+      const rowU = upd + (ra - k) * r - k;
+      const from = src + a * rc;
+      for (let b = 0; b <= a; b++) {
+        const cb = R[rel + b];
+        D[(cb < k ? rowP : rowU) + cb] += D[from + b];
+      }
+    }
+  }
+
+  gemvTransposed(a: number, sa: number, g: number, y: number, nr: number, nc: number): void {
+    const D = this.data;
+    for (let i = 0; i < nr; i++) {
+      const gi = D[g + i];
+      const row = a + i * sa;
+      for (let q = 0; q < nc; q++) D[y + q] -= D[row + q] * gi;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// WebAssembly SIMD kernel, assembled here
+
+type WasmTile = (a: number, b: number, c: number, sab: number, sc: number, p: number, nr: number, nc: number) => void;
+
+interface WasmExports {
+  t42: WasmTile;
+  t41: WasmTile;
+  t12: WasmTile;
+  t11: WasmTile;
+  extendAdd: (src: number, rc: number, rel: number, panel: number, upd: number, k: number, r: number) => void;
+  gemvT: (a: number, sa: number, g: number, y: number, nr: number, nc: number) => void;
+}
+
+const MAX_BYTES = 4 * 1024 ** 3 - 65536;
+
+class WasmKernel implements DenseKernel {
+  readonly kind = 'wasm-simd' as const;
+  data: Float64Array;
+  ints: Int32Array;
+  /** Byte address of data[0]: the ints come first. */
+  private base = 0;
+
+  constructor(
+    private readonly memory: WebAssembly.Memory,
+    private readonly fn: WasmExports,
+  ) {
+    this.ints = new Int32Array(memory.buffer, 0, 0);
+    this.data = new Float64Array(memory.buffer, 0);
+  }
+
+  allocate(ints: number, doubles: number): void {
+    const base = Math.ceil((4 * Math.max(ints, this.ints.length)) / 16) * 16;
+    const bytes = base + 8 * doubles;
+    if (bytes > MAX_BYTES) throw new Error(`DenseKernel: ${(bytes / 1024 ** 3).toFixed(1)} GiB exceed WebAssembly's 4 GiB memory`);
+    const have = this.memory.buffer.byteLength;
+    if (have < bytes) {
+      const want = Math.min(Math.max(bytes, Math.floor(1.25 * have)), MAX_BYTES);
+      this.memory.grow(Math.ceil((want - have) / 65536));
+    }
+    this.base = base;
+    this.ints = new Int32Array(this.memory.buffer, 0, base / 4);
+    this.data = new Float64Array(this.memory.buffer, base);
+  }
+
+  update(a: number, b: number, c: number, sab: number, sc: number, p: number, nr: number, nc: number): void {
+    if (nr <= 0 || nc <= 0) return;
+    const { t42, t41, t12, t11 } = this.fn;
+    const o = this.base;
+    const ncEven = nc & ~1;
+    const nr4 = nr & ~3;
+    const sab8 = sab * 8;
+    const sc8 = sc * 8;
+    if (nr4 > 0) {
+      if (ncEven > 0) t42(o + a * 8, o + b * 8, o + c * 8, sab8, sc8, p, nr4, ncEven);
+      if (ncEven < nc) t41(o + a * 8, o + (b + ncEven * sab) * 8, o + (c + ncEven) * 8, sab8, sc8, p, nr4, 1);
+    }
+    if (nr4 < nr) {
+      const a1 = a + nr4 * sab;
+      const c1 = c + nr4 * sc;
+      if (ncEven > 0) t12(o + a1 * 8, o + b * 8, o + c1 * 8, sab8, sc8, p, nr - nr4, ncEven);
+      if (ncEven < nc) t11(o + a1 * 8, o + (b + ncEven * sab) * 8, o + (c1 + ncEven) * 8, sab8, sc8, p, nr - nr4, 1);
+    }
+  }
+
+  extendAdd(src: number, rc: number, rel: number, panel: number, upd: number, k: number, r: number): void {
+    const o = this.base;
+    this.fn.extendAdd(o + 8 * src, rc, 4 * rel, o + 8 * panel, o + 8 * upd, k, r);
+  }
+
+  gemvTransposed(a: number, sa: number, g: number, y: number, nr: number, nc: number): void {
+    if (nr <= 0 || nc <= 0) return;
+    const o = this.base;
+    this.fn.gemvT(o + 8 * a, 8 * sa, o + 8 * g, o + 8 * y, nr, nc);
+  }
+}
+
+function tryCreateWasmKernel(): DenseKernel | null {
+  try {
+    if (typeof WebAssembly === 'undefined') return null;
+    const bytes = assembleModule();
+    if (!WebAssembly.validate(bytes)) return null;
+    const memory = new WebAssembly.Memory({ initial: 16, maximum: 65536 });
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { mem: memory } });
+    const kernel = new WasmKernel(memory, instance.exports as unknown as WasmExports);
+    warmUp(kernel);
+    return kernel;
+  } catch {
+    return null;
+  }
+}
+
+/** A few hundred small calls, so the engine's optimizing tier compiles the kernels before real work. */
+function warmUp(k: DenseKernel): void {
+  const n = 48;
+  k.allocate(n, 3 * n * n);
+  k.data.fill(0.001, 0, 3 * n * n);
+  for (let i = 0; i < n; i++) k.ints[i] = i;
+  for (let rep = 0; rep < 100; rep++) {
+    k.update(0, 0, n * n, n, n, n, n - 1, n - 1);
+    k.update(0, 0, n * n, n, n, n - 1, n - 2, n - 2);
+    k.extendAdd(2 * n * n, n - 8, 0, 0, n * n, 4, n);
+    k.gemvTransposed(0, n, n * n, 2 * n * n, n, n - 1);
+  }
+  k.allocate(0, 0);
+  k.data.fill(0, 0, 3 * n * n);
+}
+
+// Minimal WebAssembly binary writer: just what the kernel needs.
+const I32 = 0x7f;
+const V128 = 0x7b;
+
+function uleb(n: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (n !== 0);
+  return out;
+}
+
+function sleb(n: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const byte = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0)) {
+      out.push(byte);
+      return out;
+    }
+    out.push(byte | 0x80);
+  }
+}
+
+const name = (s: string): number[] => [...uleb(s.length), ...Array.from(s, (ch) => ch.charCodeAt(0))];
+const vector = (items: number[][]): number[] => [...uleb(items.length), ...items.flat()];
+const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
+
+const op = {
+  get: (i: number) => [0x20, ...uleb(i)],
+  set: (i: number) => [0x21, ...uleb(i)],
+  tee: (i: number) => [0x22, ...uleb(i)],
+  i32: (v: number) => [0x41, ...sleb(v)],
+  add: [0x6a],
+  sub: [0x6b],
+  mul: [0x6c],
+  and: [0x71],
+  shl: [0x74],
+  geS: [0x4e],
+  gtS: [0x4a],
+  ltS: [0x48],
+  select: [0x1b],
+  i32load: [0x28, 2, 0],
+  blockLoop: [0x02, 0x40, 0x03, 0x40], // block { loop {
+  endLoop: [0x0b, 0x0b],
+  brIf: (depth: number) => [0x0d, depth],
+  br: (depth: number) => [0x0c, depth],
+  ifVoid: [0x04, 0x40],
+  end: [0x0b],
+  f64load: (offset: number) => [0x2b, 3, ...uleb(offset)],
+  f64store: (offset: number) => [0x39, 3, ...uleb(offset)],
+  f64add: [0xa0],
+  f64sub: [0xa1],
+  f64mul: [0xa2],
+  simd: (code: number) => [0xfd, ...uleb(code)],
+};
+const v128load = [...op.simd(0x00), 4, 0];
+const v128load64zero = [...op.simd(0x5d), 3, 0];
+const v128zero = [...op.simd(0x0c), ...new Array<number>(16).fill(0)];
+const v128store = [...op.simd(0x0b), 4, 0];
+const f64x2splat = op.simd(0x14);
+const f64x2add = op.simd(0xf0);
+const f64x2sub = op.simd(0xf1);
+const f64x2mul = op.simd(0xf2);
+const extractLane = (lane: number) => [...op.simd(0x21), lane];
+
+/**
+ * One tile function: R rows x C columns per tile, accumulating f64x2 partial dot products along q (two q at a
+ * time, an odd last q loaded with a zero upper lane), summed horizontally at the end of the tile.
+ * Params (bytes except p, nr, nc): a, b, c, sab, sc, p, nr, nc; nr must be a multiple of R and nc of C.
+ */
+function tileFunction(R: number, C: number): number[] {
+  const [A, B, Cp, SAB, SC, P, NR, NC, I, J, Q] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+  const ROW = 11; // R row pointers
+  const COL = ROW + R; // C column pointers
+  const PEVEN = COL + C;
+  const CROW = PEVEN + 1;
+  const nI32 = CROW + 1 - 8;
+  const ACC = CROW + 1; // R*C v128 accumulators
+  const X = ACC + R * C; // C loaded b vectors
+  const Y = X + C; // one loaded a vector
+  const nV128 = R * C + C + 1;
+  const code: number[] = [];
+  const emit = (...parts: number[][]): void => {
+    for (const part of parts) for (const x of part) code.push(x);
+  };
+  const dotStep = (load: number[]): void => {
+    for (let c = 0; c < C; c++) emit(op.get(COL + c), op.get(Q), op.add, load, op.set(X + c));
+    for (let r = 0; r < R; r++) {
+      emit(op.get(ROW + r), op.get(Q), op.add, load, op.set(Y));
+      for (let c = 0; c < C; c++) {
+        emit(op.get(ACC + r * C + c), op.get(Y), op.get(X + c), f64x2mul, f64x2add, op.set(ACC + r * C + c));
+      }
+    }
+  };
+  emit(op.get(P), op.i32(-2), op.and, op.set(PEVEN));
+  emit(op.i32(0), op.set(I));
+  emit(op.blockLoop); // rows
+  emit(op.get(I), op.get(NR), op.geS, op.brIf(1));
+  emit(op.get(A), op.get(I), op.get(SAB), op.mul, op.add, op.set(ROW));
+  for (let r = 1; r < R; r++) emit(op.get(ROW + r - 1), op.get(SAB), op.add, op.set(ROW + r));
+  emit(op.get(Cp), op.get(I), op.get(SC), op.mul, op.add, op.set(CROW));
+  emit(op.i32(0), op.set(J));
+  emit(op.blockLoop); // columns
+  emit(op.get(J), op.get(NC), op.geS, op.brIf(1));
+  emit(op.get(B), op.get(J), op.get(SAB), op.mul, op.add, op.set(COL));
+  for (let c = 1; c < C; c++) emit(op.get(COL + c - 1), op.get(SAB), op.add, op.set(COL + c));
+  for (let t = 0; t < R * C; t++) emit(v128zero, op.set(ACC + t));
+  emit(op.i32(0), op.set(Q)); // Q counts bytes
+  emit(op.blockLoop); // q pairs
+  emit(op.get(Q), op.get(PEVEN), op.i32(3), op.shl, op.geS, op.brIf(1));
+  dotStep(v128load);
+  emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+  emit(op.endLoop);
+  emit(op.get(P), op.i32(1), op.and, op.ifVoid);
+  dotStep(v128load64zero);
+  emit(op.end);
+  for (let r = 0; r < R; r++) {
+    for (let c = 0; c < C; c++) {
+      // address of C[i + r][j + c]; Q is free now
+      emit(op.get(CROW), op.get(SC), op.i32(r), op.mul, op.add, op.get(J), op.i32(3), op.shl, op.add, op.tee(Q));
+      const acc = ACC + r * C + c;
+      emit(op.get(Q), op.f64load(c * 8), op.get(acc), extractLane(0), op.get(acc), extractLane(1), op.f64add);
+      emit(op.f64sub, op.f64store(c * 8));
+    }
+  }
+  emit(op.get(J), op.i32(C), op.add, op.set(J), op.br(0));
+  emit(op.endLoop);
+  emit(op.get(I), op.i32(R), op.add, op.set(I), op.br(0));
+  emit(op.endLoop);
+  emit(op.end);
+  const locals = vector([
+    [...uleb(nI32), I32],
+    [...uleb(nV128), V128],
+  ]);
+  const body = [...locals, ...code];
+  return [...uleb(body.length), ...body];
+}
+
+/** Encodes a function body from its locals (count, type) and code. */
+function functionBody(locals: Array<[number, number]>, code: number[]): number[] {
+  const body = [...vector(locals.map(([count, type]) => [...uleb(count), type])), ...code];
+  return [...uleb(body.length), ...body];
+}
+
+/** extendAdd(src, rc, rel, panel, upd, k, r): see DenseKernel.extendAdd (addresses in bytes). */
+function extendAddFunction(): number[] {
+  const [SRC, RC, REL, PANEL, UPD, K, R] = [0, 1, 2, 3, 4, 5, 6];
+  const [A, B, RA, ROWP, ROWU, FROM, CB, DST] = [7, 8, 9, 10, 11, 12, 13, 14];
+  const c: number[] = [];
+  const emit = (...parts: number[][]): void => {
+    for (const part of parts) for (const x of part) c.push(x);
+  };
+  emit(op.i32(0), op.set(A));
+  emit(op.blockLoop);
+  emit(op.get(A), op.get(RC), op.geS, op.brIf(1));
+  emit(op.get(REL), op.get(A), op.i32(2), op.shl, op.add, op.i32load, op.set(RA));
+  emit(op.get(PANEL), op.get(RA), op.get(K), op.mul, op.i32(3), op.shl, op.add, op.set(ROWP));
+  emit(op.get(UPD), op.get(RA), op.get(K), op.sub, op.get(R), op.mul, op.get(K), op.sub, op.i32(3), op.shl, op.add, op.set(ROWU));
+  emit(op.get(SRC), op.get(A), op.get(RC), op.mul, op.i32(3), op.shl, op.add, op.set(FROM));
+  emit(op.i32(0), op.set(B));
+  emit(op.blockLoop);
+  emit(op.get(B), op.get(A), op.gtS, op.brIf(1));
+  emit(op.get(REL), op.get(B), op.i32(2), op.shl, op.add, op.i32load, op.set(CB));
+  // dst = (cb < k ? rowP : rowU) + 8 cb
+  emit(op.get(ROWP), op.get(ROWU), op.get(CB), op.get(K), op.ltS, op.select, op.get(CB), op.i32(3), op.shl, op.add, op.tee(DST));
+  emit(op.get(DST), op.f64load(0), op.get(FROM), op.get(B), op.i32(3), op.shl, op.add, op.f64load(0), op.f64add, op.f64store(0));
+  emit(op.get(B), op.i32(1), op.add, op.set(B), op.br(0));
+  emit(op.endLoop);
+  emit(op.get(A), op.i32(1), op.add, op.set(A), op.br(0));
+  emit(op.endLoop);
+  emit(op.end);
+  return functionBody([[8, I32]], c);
+}
+
+/** gemvT(a, sa, g, y, nr, nc): y[q] -= sum_i A[i][q] g[i], two rows of A per sweep over y (addresses in bytes). */
+function gemvTransposedFunction(): number[] {
+  const [A, SA, G, Y, NR, NC] = [0, 1, 2, 3, 4, 5];
+  const [I, Q, ROW0, ROW1, QEND] = [6, 7, 8, 9, 10];
+  const [G0, G1] = [11, 12];
+  const c: number[] = [];
+  const emit = (...parts: number[][]): void => {
+    for (const part of parts) for (const x of part) c.push(x);
+  };
+  const yq = [...op.get(Y), ...op.get(Q), ...op.add];
+  emit(op.get(NC), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND));
+  emit(op.i32(0), op.set(I));
+  // pairs of rows
+  emit(op.blockLoop);
+  emit(op.get(I), op.i32(1), op.add, op.get(NR), op.geS, op.brIf(1));
+  emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.tee(ROW0), op.get(SA), op.add, op.set(ROW1));
+  emit(op.get(G), op.get(I), op.i32(3), op.shl, op.add, op.tee(Q), op.f64load(0), f64x2splat, op.set(G0));
+  emit(op.get(Q), op.f64load(8), f64x2splat, op.set(G1));
+  emit(op.i32(0), op.set(Q));
+  emit(op.blockLoop);
+  emit(op.get(Q), op.get(QEND), op.geS, op.brIf(1));
+  emit(yq, yq, v128load);
+  emit(op.get(ROW0), op.get(Q), op.add, v128load, op.get(G0), f64x2mul);
+  emit(op.get(ROW1), op.get(Q), op.add, v128load, op.get(G1), f64x2mul, f64x2add);
+  emit(f64x2sub, v128store);
+  emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+  emit(op.endLoop);
+  emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
+  emit(yq, yq, op.f64load(0));
+  emit(op.get(ROW0), op.get(Q), op.add, op.f64load(0), op.get(G0), extractLane(0), op.f64mul);
+  emit(op.get(ROW1), op.get(Q), op.add, op.f64load(0), op.get(G1), extractLane(0), op.f64mul, op.f64add);
+  emit(op.f64sub, op.f64store(0));
+  emit(op.end);
+  emit(op.get(I), op.i32(2), op.add, op.set(I), op.br(0));
+  emit(op.endLoop);
+  // a last single row
+  emit(op.get(I), op.get(NR), op.ltS, op.ifVoid);
+  emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.set(ROW0));
+  emit(op.get(G), op.get(I), op.i32(3), op.shl, op.add, op.f64load(0), f64x2splat, op.set(G0));
+  emit(op.i32(0), op.set(Q));
+  emit(op.blockLoop);
+  emit(op.get(Q), op.get(QEND), op.geS, op.brIf(1));
+  emit(yq, yq, v128load, op.get(ROW0), op.get(Q), op.add, v128load, op.get(G0), f64x2mul, f64x2sub, v128store);
+  emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+  emit(op.endLoop);
+  emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
+  emit(yq, yq, op.f64load(0), op.get(ROW0), op.get(Q), op.add, op.f64load(0), op.get(G0), extractLane(0), op.f64mul);
+  emit(op.f64sub, op.f64store(0));
+  emit(op.end);
+  emit(op.end);
+  emit(op.end);
+  return functionBody([[5, I32], [2, V128]], c);
+}
+
+function assembleModule(): Uint8Array<ArrayBuffer> {
+  const signature = (params: number) => [0x60, ...vector(new Array<number[]>(params).fill([I32])), ...vector([])];
+  const bytes = [
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, vector([signature(8), signature(7), signature(6)])),
+    ...section(2, vector([[...name('env'), ...name('mem'), 0x02, 0x00, ...uleb(1)]])),
+    ...section(3, vector([uleb(0), uleb(0), uleb(0), uleb(0), uleb(1), uleb(2)])),
+    ...section(7, vector([
+      [...name('t42'), 0x00, ...uleb(0)],
+      [...name('t41'), 0x00, ...uleb(1)],
+      [...name('t12'), 0x00, ...uleb(2)],
+      [...name('t11'), 0x00, ...uleb(3)],
+      [...name('extendAdd'), 0x00, ...uleb(4)],
+      [...name('gemvT'), 0x00, ...uleb(5)],
+    ])),
+    ...section(10, vector([
+      tileFunction(4, 2), tileFunction(4, 1), tileFunction(1, 2), tileFunction(1, 1),
+      extendAddFunction(), gemvTransposedFunction(),
+    ])),
+  ];
+  return new Uint8Array(bytes);
+}

@@ -1,0 +1,632 @@
+/**
+ * Sparse Cholesky (A = L L^T, the SPD case of LDL^T) for BsrMatrix: supernodal multifrontal with dense kernels.
+ *
+ * - Ordering on the node graph (ordering.ts: AMD or nested dissection, whichever predicts fewer flops), so each
+ *   node's 3 DOFs stay consecutive and form the smallest supernode.
+ * - Symbolic analysis once per pattern (cached by `pattern.id`): elimination tree, postorder, column counts,
+ *   fundamental supernodes merged by relaxed amalgamation (a few explicit zeros buy much larger dense blocks),
+ *   row structures, the assembly and extend-add index maps, and the sizes of all work buffers.
+ * - Numeric factorization per call: for each supernode in postorder, assemble its frontal matrix (A's columns plus
+ *   the children's update matrices), factor its first k columns with a blocked Crout scheme whose inner products
+ *   run in the dense kernel (dense-kernel.ts), keep those k columns as L's panel and pass the Schur complement
+ *   up to the parent on a stack.
+ * - Solve: permute, forward and backward substitution by supernode panels, permute back.
+ * A pivot <= 0 means A is not SPD: the factorization throws and names the column.
+ */
+import type { BsrMatrix, BsrPattern } from './bsr.js';
+import { createDenseKernel, type DenseKernel } from './dense-kernel.js';
+import type { LinearSolveStats, LinearSolver, LinearSolverTiming } from './linear-solver.js';
+import {
+  chooseOrdering,
+  columnCounts,
+  eliminationTree,
+  estimateFill,
+  graphFromPattern,
+  inversePermutation,
+  postorder,
+  type FillEstimate,
+  type OrderingMethod,
+} from './ordering.js';
+
+/** Everything the numeric phase needs that depends only on the pattern. */
+export interface LdltSymbolic {
+  readonly patternId: number;
+  readonly nodes: number;
+  readonly ordering: OrderingMethod;
+  /** Estimates of each ordering tried (exact nnz(L) and flops of the symbolic factorization). */
+  readonly orderingEstimates: Partial<Record<OrderingMethod, FillEstimate>>;
+  /** perm[k] = original node eliminated k-th (after postordering). */
+  readonly perm: Int32Array;
+  readonly iperm: Int32Array;
+  readonly supernodes: number;
+  /** First node column of each supernode, plus an end marker. */
+  readonly superStart: Int32Array;
+  /** Parent supernode or -1. */
+  readonly superParent: Int32Array;
+  /** Number of children of each supernode (their updates are on top of the stack when it is assembled). */
+  readonly childCount: Int32Array;
+  /** Scalar rows of each front (its k columns first, then the rows below), in permuted scalar indices. */
+  readonly frontRowStart: Int32Array;
+  readonly frontRows: Int32Array;
+  /** Offset of each supernode's m x k panel (row-major, stride k) in the factor values. */
+  readonly panelStart: Int32Array;
+  /** For each supernode, where its update rows land in the parent's front (scalar local indices). */
+  readonly relStart: Int32Array;
+  readonly relIndex: Int32Array;
+  /**
+   * The same as runs of consecutive destinations, never straddling the parent's column/row boundary: run g of
+   * supernode s (g in [segStart[s], segStart[s+1])) covers its update rows segFirst[g] .. + segLength[g] - 1,
+   * which land on the parent's local rows segDest[g] .. .
+   */
+  readonly segStart: Int32Array;
+  readonly segFirst: Int32Array;
+  readonly segLength: Int32Array;
+  readonly segDest: Int32Array;
+  /** For every pattern slot (i, j): the local node row of block A(j, i) in the front of i's supernode, or -1. */
+  readonly assemblyRow: Int32Array;
+  /** Doubles needed by the factor panels and the stack of update matrices (full r x r squares); largest front. */
+  readonly factorSize: number;
+  readonly stackSize: number;
+  readonly maxFront: number;
+  /** Exact nnz(L) (scalar, diagonal included) and flops without amalgamation zeros. */
+  readonly nnzL: number;
+  readonly flops: number;
+  /** Stored entries including amalgamation zeros (lower trapezoids of the panels). */
+  readonly storedL: number;
+}
+
+export interface LdltOptions {
+  /** Ordering to use; by default both AMD and nested dissection are computed and the cheaper kept. */
+  ordering?: OrderingMethod | 'auto';
+  /** Use the plain JS dense kernel even where WebAssembly SIMD exists. */
+  forceJsKernel?: boolean;
+  /** Relaxed amalgamation: merge while the merged supernode has at most this fraction of explicit zeros ... */
+  relaxFraction?: (scalarColumns: number) => number;
+}
+
+/**
+ * CHOLMOD-like relaxed amalgamation rule on scalar columns, a little more generous for small supernodes because
+ * per-front overhead in JS is larger than in C.
+ */
+function defaultRelax(scalarColumns: number): number {
+  if (scalarColumns <= 12) return 0.9;
+  if (scalarColumns <= 24) return 0.5;
+  if (scalarColumns <= 48) return 0.15;
+  return 0.05;
+}
+
+/** Blocking of the dense partial factorization (exported for benchmarks that tune it). */
+export const ldltTuning = {
+  /** Columns per block of the Crout panel factorization. */
+  croutBlock: 16,
+  /** Inner-product length per kernel call (keeps the B block in L2 cache). */
+  qBlock: 384,
+  /** Update columns per kernel call. */
+  jBlock: 96,
+};
+
+/** Symbolic analysis of a pattern for the supernodal Cholesky. */
+export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): LdltSymbolic {
+  const n = pattern.n;
+  const g = graphFromPattern(pattern);
+  const method = options.ordering ?? 'auto';
+  const choice = chooseOrdering(g, method === 'auto' ? ['amd', 'nd'] : [method]);
+  // postorder the elimination tree, heaviest child last so it can merge with its parent
+  const perm0 = choice.perm;
+  const iperm0 = inversePermutation(perm0);
+  const parent0 = eliminationTree(g, perm0, iperm0);
+  const counts0 = columnCounts(g, perm0, iperm0, parent0);
+  const post = postorder(parent0, counts0);
+  const ipost = inversePermutation(post);
+  const perm = new Int32Array(n);
+  const parent = new Int32Array(n);
+  const counts = new Int32Array(n);
+  for (let k = 0; k < n; k++) {
+    perm[k] = perm0[post[k]];
+    const p = parent0[post[k]];
+    parent[k] = p < 0 ? -1 : ipost[p];
+    counts[k] = counts0[post[k]];
+  }
+  const iperm = inversePermutation(perm);
+  const fill = estimateFill(counts);
+
+  // fundamental supernodes: j joins j-1 when j-1 is its only child and their structures nest
+  const nChild = new Int32Array(n);
+  for (let j = 0; j < n; j++) if (parent[j] >= 0) nChild[parent[j]]++;
+  const relax = options.relaxFraction ?? defaultRelax;
+  // relaxed amalgamation on the fly: a stack of finished supernodes [first, last], zeros (in node blocks)
+  const stFirst: number[] = [];
+  const stLast: number[] = [];
+  const stZeros: number[] = [];
+  const tri = (x: number): number => (x * (x + 1)) / 2;
+  let j = 0;
+  while (j < n) {
+    let last = j;
+    while (last + 1 < n && parent[last] === last + 1 && nChild[last + 1] === 1 && counts[last] === counts[last + 1] + 1) last++;
+    let first = j;
+    let zeros = 0;
+    const rowsBelow = counts[last] - 1;
+    // merge finished children that end right before this supernode
+    while (stFirst.length > 0) {
+      const t = stFirst.length - 1;
+      const cLast = stLast[t];
+      if (cLast + 1 !== first || parent[cLast] < first || parent[cLast] > last) break;
+      const nc = cLast - stFirst[t] + 1;
+      const np = last - first + 1;
+      const childRows = counts[cLast] - 1;
+      const extra = nc * (np + rowsBelow - childRows);
+      const merged = zeros + stZeros[t] + extra;
+      const entries = tri(nc + np) + (nc + np) * rowsBelow;
+      if (merged > relax(3 * (nc + np)) * entries) break;
+      first = stFirst[t];
+      zeros = merged;
+      stFirst.pop();
+      stLast.pop();
+      stZeros.pop();
+    }
+    stFirst.push(first);
+    stLast.push(last);
+    stZeros.push(zeros);
+    j = last + 1;
+  }
+  const ns = stFirst.length;
+  const superStart = new Int32Array(ns + 1);
+  for (let s = 0; s < ns; s++) superStart[s] = stFirst[s];
+  superStart[ns] = n;
+  const superOf = new Int32Array(n);
+  for (let s = 0; s < ns; s++) for (let c = superStart[s]; c < superStart[s + 1]; c++) superOf[c] = s;
+  const superParent = new Int32Array(ns);
+  const childCount = new Int32Array(ns);
+  for (let s = 0; s < ns; s++) {
+    const p = parent[superStart[s + 1] - 1];
+    superParent[s] = p < 0 ? -1 : superOf[p];
+    if (p >= 0) childCount[superOf[p]]++;
+  }
+  // children lists (ascending = postorder)
+  const childStart = new Int32Array(ns + 1);
+  for (let s = 0; s < ns; s++) childStart[s + 1] = childStart[s] + childCount[s];
+  const children = new Int32Array(childStart[ns]);
+  {
+    const fillPos = childStart.slice(0, ns);
+    for (let s = 0; s < ns; s++) if (superParent[s] >= 0) children[fillPos[superParent[s]]++] = s;
+  }
+
+  // row structures (node indices below the supernode), from A's columns and the children's structures
+  const rowsStart = new Int32Array(ns + 1);
+  const rowsList: Int32Array[] = new Array(ns);
+  const mark = new Int32Array(n).fill(-1);
+  const buf = new Int32Array(n);
+  for (let s = 0; s < ns; s++) {
+    const f = superStart[s];
+    const l = superStart[s + 1] - 1;
+    let m = 0;
+    for (let c = f; c <= l; c++) {
+      const v = perm[c];
+      for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) {
+        const r = iperm[g.adj[t]];
+        if (r > l && mark[r] !== s) {
+          mark[r] = s;
+          buf[m++] = r;
+        }
+      }
+    }
+    for (let t = childStart[s]; t < childStart[s + 1]; t++) {
+      const rows = rowsList[children[t]];
+      for (let q = 0; q < rows.length; q++) {
+        const r = rows[q];
+        if (r > l && mark[r] !== s) {
+          mark[r] = s;
+          buf[m++] = r;
+        }
+      }
+    }
+    const rows = buf.slice(0, m).sort();
+    if (rows.length !== counts[l] - 1) throw new Error('analyzeLdlt: internal error, row structure does not match column counts');
+    rowsList[s] = rows;
+    rowsStart[s + 1] = rowsStart[s] + m;
+  }
+
+  // fronts: scalar rows, panel offsets, stack and front sizes
+  const frontRowStart = new Int32Array(ns + 1);
+  for (let s = 0; s < ns; s++) {
+    const k = 3 * (superStart[s + 1] - superStart[s]);
+    frontRowStart[s + 1] = frontRowStart[s] + k + 3 * rowsList[s].length;
+  }
+  const frontRows = new Int32Array(frontRowStart[ns]);
+  const panelEnd = new Float64Array(ns + 1);
+  let maxFront = 0;
+  let stack = 0;
+  let stackSize = 0;
+  const updateSize = new Float64Array(ns);
+  for (let s = 0; s < ns; s++) {
+    const f = superStart[s];
+    const k = 3 * (superStart[s + 1] - f);
+    const rows = rowsList[s];
+    const m = k + 3 * rows.length;
+    let o = frontRowStart[s];
+    for (let t = 0; t < k; t++) frontRows[o++] = 3 * f + t;
+    for (let t = 0; t < rows.length; t++) for (let a = 0; a < 3; a++) frontRows[o++] = 3 * rows[t] + a;
+    panelEnd[s + 1] = panelEnd[s] + m * k;
+    if (m > maxFront) maxFront = m;
+    // the update matrix is formed on top of the children's, then moved down over them
+    const r = m - k;
+    if (stack + r * r > stackSize) stackSize = stack + r * r;
+    for (let t = childStart[s]; t < childStart[s + 1]; t++) stack -= updateSize[children[t]];
+    updateSize[s] = superParent[s] >= 0 ? r * r : 0;
+    stack += updateSize[s];
+  }
+  // offsets index typed arrays (and WebAssembly memory, at most 2^29 doubles): keep them 32-bit integers
+  if (panelEnd[ns] + stackSize > 2 ** 29) {
+    throw new Error(`analyzeLdlt: the factor needs ${((panelEnd[ns] + stackSize) / 2 ** 27).toFixed(1)} GiB, more than the 4 GiB the dense kernel can address`);
+  }
+  const panelStart = Int32Array.from(panelEnd);
+
+  // relative indices of each child's update rows in its parent's front, and the assembly map of A's blocks
+  const relStart = new Int32Array(ns + 1);
+  for (let s = 0; s < ns; s++) relStart[s + 1] = relStart[s] + (superParent[s] >= 0 ? 3 * rowsList[s].length : 0);
+  const relIndex = new Int32Array(relStart[ns]);
+  const local = new Int32Array(n).fill(-1); // local node index of a permuted node in the current front
+  const assemblyRow = new Int32Array(pattern.nnzBlocks).fill(-1);
+  const { rowStart, col } = pattern;
+  for (let s = 0; s < ns; s++) {
+    const f = superStart[s];
+    const ncols = superStart[s + 1] - f;
+    const rows = rowsList[s];
+    for (let c = 0; c < ncols; c++) local[f + c] = c;
+    for (let t = 0; t < rows.length; t++) local[rows[t]] = ncols + t;
+    for (let t = childStart[s]; t < childStart[s + 1]; t++) {
+      const child = children[t];
+      const crows = rowsList[child];
+      let o = relStart[child];
+      for (let q = 0; q < crows.length; q++) {
+        const lr = local[crows[q]];
+        for (let a = 0; a < 3; a++) relIndex[o++] = 3 * lr + a;
+      }
+    }
+    for (let c = f; c < f + ncols; c++) {
+      const v = perm[c];
+      for (let slot = rowStart[v]; slot < rowStart[v + 1]; slot++) {
+        const r = iperm[col[slot]];
+        if (r >= c) assemblyRow[slot] = local[r];
+      }
+    }
+    for (let c = 0; c < ncols; c++) local[f + c] = -1;
+    for (let t = 0; t < rows.length; t++) local[rows[t]] = -1;
+  }
+
+  // runs of consecutive destinations in each child's relative indices
+  const segStart = new Int32Array(ns + 1);
+  const segTmp: number[] = [];
+  for (let s = 0; s < ns; s++) {
+    const p = superParent[s];
+    if (p >= 0) {
+      const kp = 3 * (superStart[p + 1] - superStart[p]);
+      const rs = relStart[s];
+      const rc = relStart[s + 1] - rs;
+      let a = 0;
+      while (a < rc) {
+        let e = a + 1;
+        while (e < rc && relIndex[rs + e] === relIndex[rs + e - 1] + 1 && relIndex[rs + e] !== kp) e++;
+        segTmp.push(a, e - a, relIndex[rs + a]);
+        a = e;
+      }
+    }
+    segStart[s + 1] = segTmp.length / 3;
+  }
+  const nseg = segStart[ns];
+  const segFirst = new Int32Array(nseg);
+  const segLength = new Int32Array(nseg);
+  const segDest = new Int32Array(nseg);
+  for (let g = 0; g < nseg; g++) {
+    segFirst[g] = segTmp[3 * g];
+    segLength[g] = segTmp[3 * g + 1];
+    segDest[g] = segTmp[3 * g + 2];
+  }
+
+  return {
+    patternId: pattern.id,
+    nodes: n,
+    ordering: choice.method,
+    orderingEstimates: choice.estimates,
+    perm,
+    iperm,
+    supernodes: ns,
+    superStart,
+    superParent,
+    childCount,
+    frontRowStart,
+    frontRows,
+    panelStart,
+    relStart,
+    relIndex,
+    segStart,
+    segFirst,
+    segLength,
+    segDest,
+    assemblyRow,
+    factorSize: panelStart[ns],
+    stackSize,
+    maxFront,
+    nnzL: fill.nnzL,
+    flops: fill.flops,
+    storedL: panelStart[ns],
+  };
+}
+
+/** Supernodal Cholesky solver with symbolic reuse across calls on the same pattern. */
+export class LdltSolver implements LinearSolver {
+  readonly name = 'ldlt' as const;
+  readonly timing: LinearSolverTiming = { analyzeMs: 0, factorMs: 0, solveMs: 0, analyses: 0, factorizations: 0, solves: 0 };
+  private symbolic: LdltSymbolic | null = null;
+  /** Holds the factor panels, then the stack of update matrices. */
+  private readonly kernel: DenseKernel;
+  private work = new Float64Array(0);
+  private residualWork = new Float64Array(0);
+  private stackOwner = new Int32Array(0);
+  private stackOffset = new Int32Array(0);
+  private factored = false;
+
+  constructor(private readonly options: LdltOptions = {}) {
+    this.kernel = createDenseKernel(options.forceJsKernel ?? false);
+  }
+
+  /** Kind of dense kernel in use ('wasm-simd' or 'js'). */
+  get kernelKind(): string {
+    return this.kernel.kind;
+  }
+
+  /** The current symbolic analysis (null before the first factorization). */
+  get analysis(): LdltSymbolic | null {
+    return this.symbolic;
+  }
+
+  /** Runs (or reuses) the symbolic analysis of a pattern. */
+  analyze(pattern: BsrPattern): LdltSymbolic {
+    if (this.symbolic && this.symbolic.patternId === pattern.id) return this.symbolic;
+    const t0 = performance.now();
+    const sym = analyzeLdlt(pattern, this.options);
+    this.symbolic = sym;
+    this.factored = false;
+    this.kernel.ensure(sym.factorSize + sym.stackSize);
+    if (this.work.length < 3 * sym.nodes) this.work = new Float64Array(3 * sym.nodes);
+    if (this.stackOwner.length < sym.supernodes) {
+      this.stackOwner = new Int32Array(sym.supernodes);
+      this.stackOffset = new Int32Array(sym.supernodes);
+    }
+    this.timing.analyzeMs += performance.now() - t0;
+    this.timing.analyses++;
+    return sym;
+  }
+
+  /** Numeric factorization of A (analyzing its pattern first when it changed). */
+  factor(A: BsrMatrix): void {
+    const sym = this.analyze(A.pattern);
+    const t0 = performance.now();
+    this.factored = false;
+    this.numericFactor(A, sym);
+    this.factored = true;
+    this.timing.factorMs += performance.now() - t0;
+    this.timing.factorizations++;
+  }
+
+  /** x = A^-1 b with the current factor. b and x may be the same array. */
+  solveFactored(b: Float64Array, x: Float64Array): void {
+    const sym = this.symbolic;
+    if (!sym || !this.factored) throw new Error('LdltSolver: solveFactored called before factor');
+    const t0 = performance.now();
+    const y = this.work;
+    const { perm, supernodes, superStart, frontRowStart, frontRows, panelStart } = sym;
+    const L = this.kernel.data;
+    const n = sym.nodes;
+    for (let c = 0; c < n; c++) {
+      const o = 3 * perm[c];
+      y[3 * c] = b[o];
+      y[3 * c + 1] = b[o + 1];
+      y[3 * c + 2] = b[o + 2];
+    }
+    // forward: L y = b
+    for (let s = 0; s < supernodes; s++) {
+      const f3 = 3 * superStart[s];
+      const k = 3 * (superStart[s + 1] - superStart[s]);
+      const r0 = frontRowStart[s];
+      const m = frontRowStart[s + 1] - r0;
+      const P = panelStart[s];
+      for (let j = 0; j < k; j++) {
+        const row = P + j * k;
+        let sum = y[f3 + j];
+        for (let q = 0; q < j; q++) sum -= L[row + q] * y[f3 + q];
+        y[f3 + j] = sum / L[row + j];
+      }
+      for (let i = k; i < m; i++) {
+        const row = P + i * k;
+        let sum = 0;
+        for (let q = 0; q < k; q++) sum += L[row + q] * y[f3 + q];
+        y[frontRows[r0 + i]] -= sum;
+      }
+    }
+    // backward: L^T x = y
+    for (let s = supernodes - 1; s >= 0; s--) {
+      const f3 = 3 * superStart[s];
+      const k = 3 * (superStart[s + 1] - superStart[s]);
+      const r0 = frontRowStart[s];
+      const m = frontRowStart[s + 1] - r0;
+      const P = panelStart[s];
+      for (let i = k; i < m; i++) {
+        const row = P + i * k;
+        const yi = y[frontRows[r0 + i]];
+        for (let q = 0; q < k; q++) y[f3 + q] -= L[row + q] * yi;
+      }
+      for (let j = k - 1; j >= 0; j--) {
+        const row = P + j * k;
+        const yj = y[f3 + j] / L[row + j];
+        y[f3 + j] = yj;
+        for (let q = 0; q < j; q++) y[f3 + q] -= L[row + q] * yj;
+      }
+    }
+    for (let c = 0; c < n; c++) {
+      const o = 3 * perm[c];
+      x[o] = y[3 * c];
+      x[o + 1] = y[3 * c + 1];
+      x[o + 2] = y[3 * c + 2];
+    }
+    this.timing.solveMs += performance.now() - t0;
+    this.timing.solves++;
+  }
+
+  /** Factors A and solves A x = b; the residual reported is |b - A x| / |b|. */
+  solve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats {
+    let bb = 0;
+    for (let i = 0; i < b.length; i++) bb += b[i] * b[i];
+    if (bb === 0) {
+      x.fill(0);
+      return { iterations: 0, residual: 0 };
+    }
+    this.factor(A);
+    this.solveFactored(b, x);
+    if (this.residualWork.length !== b.length) this.residualWork = new Float64Array(b.length);
+    const r = this.residualWork;
+    A.multiply(x, r);
+    let rr = 0;
+    for (let i = 0; i < b.length; i++) {
+      const d = b[i] - r[i];
+      rr += d * d;
+    }
+    return { iterations: 1, residual: Math.sqrt(rr / bb) };
+  }
+
+  private numericFactor(A: BsrMatrix, sym: LdltSymbolic): void {
+    const kernel = this.kernel;
+    const D = kernel.data;
+    const v = A.values;
+    const { rowStart } = A.pattern;
+    const { perm, supernodes, superStart, superParent, childCount, frontRowStart, panelStart } = sym;
+    const { relStart, segStart, segFirst, segLength, segDest, assemblyRow } = sym;
+    const stackOwner = this.stackOwner;
+    const stackOffset = this.stackOffset;
+    let depth = 0; // update matrices on the stack
+    let top = sym.factorSize; // first free double of the stack
+    for (let s = 0; s < supernodes; s++) {
+      const f = superStart[s];
+      const ncols = superStart[s + 1] - f;
+      const k = 3 * ncols;
+      const m = frontRowStart[s + 1] - frontRowStart[s];
+      const r = m - k;
+      const P = panelStart[s];
+      const Uo = top; // this front's update matrix (r x r) goes above the children's
+      D.fill(0, P, P + m * k);
+      for (let i = 0; i < r; i++) D.fill(0, Uo + i * r, Uo + i * r + i + 1); // lower triangle only
+      // assemble A's blocks of these columns: F[row][col] = A(row, col) = A(col, row)^T
+      for (let c = 0; c < ncols; c++) {
+        const node = perm[f + c];
+        const c3 = P + 3 * c;
+        for (let slot = rowStart[node]; slot < rowStart[node + 1]; slot++) {
+          const lr = assemblyRow[slot];
+          if (lr < 0) continue;
+          const o = 9 * slot;
+          const r0 = c3 + 3 * lr * k;
+          const r1 = r0 + k;
+          const r2 = r1 + k;
+          D[r0] += v[o];
+          D[r0 + 1] += v[o + 3];
+          D[r0 + 2] += v[o + 6];
+          D[r1] += v[o + 1];
+          D[r1 + 1] += v[o + 4];
+          D[r1 + 2] += v[o + 7];
+          D[r2] += v[o + 2];
+          D[r2 + 1] += v[o + 5];
+          D[r2 + 2] += v[o + 8];
+        }
+      }
+      // extend-add the children's update matrices (the top childCount[s] entries of the stack)
+      const nch = childCount[s];
+      for (let t = depth - nch; t < depth; t++) {
+        const child = stackOwner[t];
+        const co = stackOffset[t];
+        const rc = relStart[child + 1] - relStart[child];
+        const g0 = segStart[child];
+        const g1 = segStart[child + 1];
+        // row a of the child's (lower) update matrix, run by run of consecutive destination rows
+        for (let ga = g0; ga < g1; ga++) {
+          const aFirst = segFirst[ga];
+          const aDest = segDest[ga];
+          for (let da = 0; da < segLength[ga]; da++) {
+            const a = aFirst + da;
+            const ra = aDest + da;
+            const src = co + a * rc;
+            const panelRow = P + ra * k;
+            const uRow = Uo + (ra - k) * r - k;
+            for (let gb = g0; gb <= ga; gb++) {
+              const bFirst = segFirst[gb];
+              const len = gb === ga ? da + 1 : segLength[gb];
+              const dest = segDest[gb];
+              const to = dest < k ? panelRow + dest : uRow + dest;
+              const from = src + bFirst;
+              for (let t2 = 0; t2 < len; t2++) D[to + t2] += D[from + t2];
+            }
+          }
+        }
+      }
+      let base = top;
+      if (nch > 0) {
+        depth -= nch;
+        base = stackOffset[depth];
+      }
+      this.partialFactor(D, P, Uo, m, k, s, sym);
+      // move the update matrix down over the consumed children and push it
+      if (superParent[s] >= 0 && r > 0) {
+        // lower triangle only, row by row (the destination lies below the source, so rows never clobber later ones)
+        if (base !== Uo) for (let i = 0; i < r; i++) D.copyWithin(base + i * r, Uo + i * r, Uo + i * r + i + 1);
+        stackOwner[depth] = s;
+        stackOffset[depth] = base;
+        depth++;
+        top = base + r * r;
+      } else top = base;
+    }
+  }
+
+  /**
+   * Blocked Crout Cholesky of the front's k columns (panel P: m x k, stride k), then the Schur complement
+   * U -= L21 L21^T of the remaining r = m - k rows into Uo (r x r, stride r).
+   */
+  private partialFactor(D: Float64Array, P: number, Uo: number, m: number, k: number, s: number, sym: LdltSymbolic): void {
+    const kernel = this.kernel;
+    const { croutBlock, qBlock, jBlock } = ldltTuning;
+    for (let j0 = 0; j0 < k; j0 += croutBlock) {
+      const j1 = Math.min(j0 + croutBlock, k);
+      // update this block column (rows j0..m-1) with all earlier columns
+      for (let qb = 0; qb < j0; qb += qBlock) {
+        const qe = Math.min(qb + qBlock, j0);
+        const o = P + j0 * k + qb;
+        kernel.update(o, o, P + j0 * k + j0, k, k, qe - qb, m - j0, j1 - j0);
+      }
+      for (let c = j0; c < j1; c++) {
+        const diag = P + c * k + c;
+        if (c > j0) kernel.update(P + c * k + j0, P + c * k + j0, diag, k, k, c - j0, m - c, 1);
+        const d = D[diag];
+        if (!(d > 0)) {
+          const column = sym.frontRows[sym.frontRowStart[s] + c];
+          const node = sym.perm[Math.floor(column / 3)];
+          throw new Error(
+            `LdltSolver: matrix is not positive definite: pivot ${d} at DOF ${3 * node + (column % 3)} ` +
+              `(node ${node}, elimination column ${column})`,
+          );
+        }
+        const ljj = Math.sqrt(d);
+        D[diag] = ljj;
+        const inv = 1 / ljj;
+        for (let o = diag + k, end = P + m * k; o < end; o += k) D[o] *= inv;
+      }
+    }
+    // Schur complement: U[i][j] -= sum_q L[k+i][q] L[k+j][q], lower triangle by column blocks (tiles also touch
+    // the unused upper side of each diagonal block)
+    const r = m - k;
+    for (let jb = 0; jb < r; jb += jBlock) {
+      const je = Math.min(jb + jBlock, r);
+      for (let qb = 0; qb < k; qb += qBlock) {
+        const qe = Math.min(qb + qBlock, k);
+        const o = P + (k + jb) * k + qb;
+        kernel.update(o, o, Uo + jb * r + jb, k, r, qe - qb, r - jb, je - jb);
+      }
+    }
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Linear solvers for Newton systems A x = b, A SPD (lumped mass / h^2 plus PSD-projected Hessians, Dirichlet rows
+ * replaced by identity): Jacobi / block-Jacobi preconditioned CG (pcg.ts) and a supernodal sparse Cholesky
+ * (ldlt.ts) that reuses its symbolic analysis while the pattern stays the same.
+ */
+import type { BsrMatrix } from './bsr.js';
+import { LdltSolver } from './ldlt.js';
+import { PcgSolver } from './pcg.js';
+
+export interface LinearSolveStats {
+  iterations: number;
+  residual: number;
+}
+
+/** Cumulative wall-clock milliseconds and counts per phase (PCG: preconditioner set-up counts as factor). */
+export interface LinearSolverTiming {
+  analyzeMs: number;
+  factorMs: number;
+  solveMs: number;
+  analyses: number;
+  factorizations: number;
+  solves: number;
+}
+
+export interface LinearSolver {
+  readonly name: 'pcg' | 'ldlt';
+  /** Cumulative timings, so benchmarks and the simulation can say where the time goes. */
+  readonly timing: LinearSolverTiming;
+  /** Solves A x = b. A is SPD (Newton matrix: lumped mass/h^2-scaled + PSD-projected Hessians, Dirichlet rows
+   *  replaced by identity). x is the initial guess on entry (PCG) and the solution on exit. */
+  solve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats;
+}
+
+export interface LinearSolverOptions {
+  /** PCG: relative residual |r| <= tolerance |b| (default 1e-4, see pcg.ts). */
+  tolerance?: number;
+  /** PCG: iteration cap (default max(100, size of A)). */
+  maxIterations?: number;
+  /** PCG: 'jacobi' (default) or 'block-jacobi' (inverse 3x3 diagonal blocks). */
+  preconditioner?: 'jacobi' | 'block-jacobi';
+}
+
+export function createLinearSolver(name: 'pcg' | 'ldlt', options: LinearSolverOptions = {}): LinearSolver {
+  if (name === 'pcg') return new PcgSolver(options);
+  if (name === 'ldlt') return new LdltSolver();
+  throw new Error(`createLinearSolver: unknown solver '${String(name)}' (expected 'pcg' or 'ldlt')`);
+}

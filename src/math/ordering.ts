@@ -1,0 +1,1036 @@
+/**
+ * Fill-reducing orderings of the node graph of a BsrPattern, and the elimination-tree tools that rate them.
+ *
+ * Orderings work on nodes, not DOFs: each node's 3x3 block stays whole, the graph is 3x smaller, and the 3 DOFs of
+ * a node become one supernode of width 3 (shared/research/cholmod-anchor.md: breaking the blocks costs fill).
+ * Two orderings are offered and rated by the symbolic factorization they produce (predicted nnz(L) and flops):
+ * - approximate minimum degree (AMD-style: quotient graph, approximate external degrees, element absorption,
+ *   supervariables), good on small or flat meshes;
+ * - nested dissection by multilevel vertex separators (heavy-edge coarsening, greedy growing on the coarsest
+ *   graph, vertex Fiduccia-Mattheyses refinement while uncoarsening), with minimum degree on small leaves; it
+ *   wins on large 3D meshes, where minimum degree makes 1.5x the fill and 2.5x the flops.
+ * Permutations map new position -> old node (perm[k] = node eliminated k-th).
+ */
+import type { BsrPattern } from './bsr.js';
+
+/** Undirected graph in CSR form, no self loops. */
+export interface NodeGraph {
+  readonly n: number;
+  readonly xadj: Int32Array;
+  readonly adj: Int32Array;
+}
+
+export type OrderingMethod = 'amd' | 'nd' | 'natural';
+
+/** The node graph of a pattern (the off-diagonal blocks). */
+export function graphFromPattern(pattern: BsrPattern): NodeGraph {
+  const { n, rowStart, col } = pattern;
+  const xadj = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    let deg = 0;
+    for (let s = rowStart[i]; s < rowStart[i + 1]; s++) if (col[s] !== i) deg++;
+    xadj[i + 1] = xadj[i] + deg;
+  }
+  const adj = new Int32Array(xadj[n]);
+  for (let i = 0, t = 0; i < n; i++) for (let s = rowStart[i]; s < rowStart[i + 1]; s++) if (col[s] !== i) adj[t++] = col[s];
+  return { n, xadj, adj };
+}
+
+export function inversePermutation(perm: Int32Array): Int32Array {
+  const inv = new Int32Array(perm.length);
+  for (let k = 0; k < perm.length; k++) inv[perm[k]] = k;
+  return inv;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Elimination tree, postorder, column counts
+
+/** Elimination tree of the permuted graph (Liu's algorithm with path compression); parent[k] = -1 at roots. */
+export function eliminationTree(g: NodeGraph, perm: Int32Array, iperm: Int32Array): Int32Array {
+  const n = g.n;
+  const parent = new Int32Array(n).fill(-1);
+  const ancestor = new Int32Array(n).fill(-1);
+  for (let k = 0; k < n; k++) {
+    const v = perm[k];
+    for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) {
+      let r = iperm[g.adj[t]];
+      if (r >= k) continue;
+      // climb to the root of r's current subtree, pointing the path at k
+      while (ancestor[r] !== -1 && ancestor[r] !== k) {
+        const next = ancestor[r];
+        ancestor[r] = k;
+        r = next;
+      }
+      if (ancestor[r] === -1) {
+        ancestor[r] = k;
+        parent[r] = k;
+      }
+    }
+  }
+  return parent;
+}
+
+/**
+ * Postorder of a forest (children before parents, each subtree contiguous). Among siblings the one with the largest
+ * `weight` comes last, so it sits right before its parent and can be merged with it into one supernode.
+ */
+export function postorder(parent: Int32Array, weight?: Int32Array): Int32Array {
+  const n = parent.length;
+  const head = new Int32Array(n).fill(-1);
+  const next = new Int32Array(n).fill(-1);
+  // push children in reverse so that lists come out ascending; the heaviest child is then moved to the end
+  for (let j = n - 1; j >= 0; j--) {
+    const p = parent[j];
+    if (p < 0) continue;
+    next[j] = head[p];
+    head[p] = j;
+  }
+  if (weight) {
+    for (let p = 0; p < n; p++) {
+      // move the heaviest child to the tail of p's list
+      let best = -1;
+      let bestPrev = -1;
+      let prev = -1;
+      for (let c = head[p]; c !== -1; prev = c, c = next[c]) {
+        if (best === -1 || weight[c] >= weight[best]) {
+          best = c;
+          bestPrev = prev;
+        }
+      }
+      if (best === -1 || next[best] === -1) continue;
+      if (bestPrev === -1) head[p] = next[best];
+      else next[bestPrev] = next[best];
+      let tail = head[p];
+      while (next[tail] !== -1) tail = next[tail];
+      next[tail] = best;
+      next[best] = -1;
+    }
+  }
+  const post = new Int32Array(n);
+  const stack = new Int32Array(n);
+  let k = 0;
+  for (let root = 0; root < n; root++) {
+    if (parent[root] !== -1) continue;
+    let top = 0;
+    stack[0] = root;
+    while (top >= 0) {
+      const v = stack[top];
+      const c = head[v];
+      if (c === -1) {
+        post[k++] = v;
+        top--;
+      } else {
+        head[v] = next[c]; // consume the child
+        stack[++top] = c;
+      }
+    }
+  }
+  return post;
+}
+
+/**
+ * Node column counts of L (diagonal included) for the permuted graph, by walking each row's subtree of the
+ * elimination tree: O(nnz(L)) over nodes, which is cheap next to the numeric factorization.
+ */
+export function columnCounts(g: NodeGraph, perm: Int32Array, iperm: Int32Array, parent: Int32Array): Int32Array {
+  const n = g.n;
+  const counts = new Int32Array(n);
+  const mark = new Int32Array(n).fill(-1);
+  for (let i = 0; i < n; i++) {
+    mark[i] = i;
+    counts[i]++;
+    const v = perm[i];
+    for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) {
+      let j = iperm[g.adj[t]];
+      if (j >= i) continue;
+      while (mark[j] !== i) {
+        counts[j]++;
+        mark[j] = i;
+        j = parent[j];
+      }
+    }
+  }
+  return counts;
+}
+
+/** Predicted scalar nnz(L) and factorization flops (multiply-add = 2) when every node carries 3 DOFs. */
+export interface FillEstimate {
+  nnzL: number;
+  flops: number;
+}
+
+export function estimateFill(nodeCounts: Int32Array): FillEstimate {
+  let nnzL = 0;
+  let flops = 0;
+  for (let j = 0; j < nodeCounts.length; j++) {
+    const c = 3 * nodeCounts[j];
+    // the node's 3 scalar columns hold c, c-1, c-2 entries (diagonal included)
+    for (let a = 0; a < 3; a++) {
+      const cnt = c - a;
+      nnzL += cnt;
+      flops += cnt * cnt; // (cnt-1) divisions + (cnt-1)cnt/2 multiply-adds in the updates, about cnt^2 flops
+    }
+  }
+  return { nnzL, flops };
+}
+
+/** Rates an ordering by the symbolic factorization it produces. */
+export function rateOrdering(g: NodeGraph, perm: Int32Array): FillEstimate {
+  const iperm = inversePermutation(perm);
+  const parent = eliminationTree(g, perm, iperm);
+  return estimateFill(columnCounts(g, perm, iperm, parent));
+}
+
+export interface OrderingChoice {
+  perm: Int32Array;
+  method: OrderingMethod;
+  /** Estimates of every method tried, for reports. */
+  estimates: Partial<Record<OrderingMethod, FillEstimate>>;
+}
+
+/**
+ * Computes AMD and nested dissection and keeps the one with fewer predicted flops (flops, not nnz(L), set the
+ * factorization time). Both are cheap next to one numeric factorization and run once per pattern, so trying
+ * both is safer than a size threshold: minimum degree wins on small and thin meshes, dissection on big 3D ones.
+ */
+export function chooseOrdering(g: NodeGraph, methods: OrderingMethod[] = ['amd', 'nd']): OrderingChoice {
+  let best: OrderingChoice | null = null;
+  const estimates: Partial<Record<OrderingMethod, FillEstimate>> = {};
+  for (const method of methods) {
+    const perm = method === 'amd' ? approximateMinimumDegree(g) : method === 'nd' ? nestedDissection(g) : identity(g.n);
+    const est = rateOrdering(g, perm);
+    estimates[method] = est;
+    if (best === null || est.flops < estimates[best.method]!.flops) best = { perm, method, estimates };
+  }
+  if (best === null) throw new Error('chooseOrdering: no ordering method given');
+  return best;
+}
+
+function identity(n: number): Int32Array {
+  const p = new Int32Array(n);
+  for (let i = 0; i < n; i++) p[i] = i;
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Approximate minimum degree
+
+/**
+ * Minimum degree ordering on the quotient graph with AMD's approximate external degree
+ * d_i = min(n_left - |i|, d_i_old + |Lp \ i|, |A_i \ i| + |Lp \ i| + sum_{e in E_i, e != p} |Le \ Lp|),
+ * element absorption (aggressive too) and supervariables found by hashing (mass elimination).
+ */
+export function approximateMinimumDegree(g: NodeGraph): Int32Array {
+  const n = g.n;
+  const perm = new Int32Array(n);
+  if (n === 0) return perm;
+  const varAdj: number[][] = new Array(n);
+  const elAdj: number[][] = new Array(n);
+  const elPattern: number[][] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    varAdj[i] = Array.from(g.adj.subarray(g.xadj[i], g.xadj[i + 1]));
+    elAdj[i] = [];
+    elPattern[i] = [];
+  }
+  const nv = new Int32Array(n).fill(1); // supervariable weight; 0 once merged into another
+  const isElement = new Uint8Array(n);
+  const absorbed = new Uint8Array(n); // element absorbed into a newer one
+  const degree = new Int32Array(n);
+  const elWeight = new Int32Array(n);
+  const w = new Int32Array(n);
+  const wStamp = new Int32Array(n).fill(-1);
+  const mark = new Int32Array(n).fill(-1);
+  const hash = new Float64Array(n);
+  const memberNext = new Int32Array(n).fill(-1); // chain of nodes merged into a supervariable
+  const memberTail = new Int32Array(n);
+  for (let i = 0; i < n; i++) memberTail[i] = i;
+  // degree buckets (doubly linked lists)
+  const head = new Int32Array(n + 1).fill(-1);
+  const next = new Int32Array(n).fill(-1);
+  const prev = new Int32Array(n).fill(-1);
+  const insert = (i: number): void => {
+    const d = degree[i];
+    prev[i] = -1;
+    next[i] = head[d];
+    if (head[d] !== -1) prev[head[d]] = i;
+    head[d] = i;
+  };
+  const remove = (i: number): void => {
+    if (prev[i] !== -1) next[prev[i]] = next[i];
+    else head[degree[i]] = next[i];
+    if (next[i] !== -1) prev[next[i]] = prev[i];
+  };
+  let minDeg = n;
+  for (let i = 0; i < n; i++) {
+    degree[i] = varAdj[i].length;
+    insert(i);
+    if (degree[i] < minDeg) minDeg = degree[i];
+  }
+  let left = n; // weight of variables not yet eliminated
+  let k = 0;
+  let stamp = 0;
+  const Lp: number[] = [];
+  const groups = new Map<number, number[]>();
+  while (k < n) {
+    while (head[minDeg] === -1) minDeg++;
+    const p = head[minDeg];
+    remove(p);
+    // pattern of the new element p: its variables and the variables of the elements it absorbs
+    stamp++;
+    mark[p] = stamp;
+    Lp.length = 0;
+    let weightLp = 0;
+    for (const e of elAdj[p]) {
+      if (absorbed[e]) continue;
+      for (const i of elPattern[e]) {
+        if (nv[i] > 0 && !isElement[i] && mark[i] !== stamp) {
+          mark[i] = stamp;
+          Lp.push(i);
+          weightLp += nv[i];
+        }
+      }
+      absorbed[e] = 1;
+      elPattern[e] = [];
+    }
+    for (const i of varAdj[p]) {
+      if (nv[i] > 0 && !isElement[i] && mark[i] !== stamp) {
+        mark[i] = stamp;
+        Lp.push(i);
+        weightLp += nv[i];
+      }
+    }
+    isElement[p] = 1;
+    varAdj[p] = [];
+    elAdj[p] = [];
+    for (let v = p; v !== -1; v = memberNext[v]) perm[k++] = v;
+    left -= nv[p];
+    for (const i of Lp) remove(i);
+    // w(e) = |Le \ Lp| for the elements next to Lp
+    for (const i of Lp) {
+      for (const e of elAdj[i]) {
+        if (absorbed[e]) continue;
+        if (wStamp[e] !== stamp) {
+          wStamp[e] = stamp;
+          w[e] = elWeight[e] - nv[i];
+        } else w[e] -= nv[i];
+      }
+    }
+    // clean the lists of Lp's variables and hash them
+    for (const i of Lp) {
+      const ei = elAdj[i];
+      let m = 0;
+      let h = p;
+      for (let t = 0; t < ei.length; t++) {
+        const e = ei[t];
+        if (absorbed[e]) continue;
+        if (w[e] === 0) {
+          absorbed[e] = 1; // aggressive absorption: Le is inside Lp
+          elPattern[e] = [];
+          continue;
+        }
+        ei[m++] = e;
+        h += e;
+      }
+      ei.length = m;
+      ei.push(p);
+      const ai = varAdj[i];
+      m = 0;
+      for (let t = 0; t < ai.length; t++) {
+        const j = ai[t];
+        if (nv[j] === 0 || isElement[j] || mark[j] === stamp) continue;
+        ai[m++] = j;
+        h += j;
+      }
+      ai.length = m;
+      hash[i] = h;
+    }
+    // supervariables: variables of Lp with the same elements and variables are indistinguishable
+    groups.clear();
+    for (const i of Lp) {
+      const list = groups.get(hash[i]);
+      if (list) list.push(i);
+      else groups.set(hash[i], [i]);
+    }
+    for (const list of groups.values()) {
+      if (list.length < 2) continue;
+      for (let a = 0; a < list.length; a++) {
+        const i = list[a];
+        if (nv[i] === 0) continue;
+        stamp++;
+        for (const e of elAdj[i]) mark[e] = stamp;
+        for (const j of varAdj[i]) mark[j] = stamp;
+        for (let b = a + 1; b < list.length; b++) {
+          const j = list[b];
+          if (nv[j] === 0) continue;
+          if (elAdj[j].length !== elAdj[i].length || varAdj[j].length !== varAdj[i].length) continue;
+          let same = true;
+          for (const e of elAdj[j]) if (mark[e] !== stamp) { same = false; break; }
+          if (same) for (const v of varAdj[j]) if (mark[v] !== stamp) { same = false; break; }
+          if (!same) continue;
+          nv[i] += nv[j];
+          nv[j] = 0;
+          memberNext[memberTail[i]] = j;
+          memberTail[i] = memberTail[j];
+          varAdj[j] = [];
+          elAdj[j] = [];
+        }
+      }
+    }
+    // approximate external degrees
+    for (const i of Lp) {
+      if (nv[i] === 0) continue;
+      let dA = 0;
+      for (const j of varAdj[i]) dA += nv[j];
+      let dE = 0;
+      const ei = elAdj[i];
+      for (let t = 0; t < ei.length - 1; t++) dE += w[ei[t]];
+      const external = weightLp - nv[i];
+      let d = dA + external + dE;
+      const bound1 = left - nv[i];
+      const bound2 = degree[i] + external;
+      if (bound1 < d) d = bound1;
+      if (bound2 < d) d = bound2;
+      degree[i] = d < 0 ? 0 : d;
+      insert(i);
+      if (degree[i] < minDeg) minDeg = degree[i];
+    }
+    // the new element's pattern keeps only live variables
+    const pat: number[] = [];
+    for (const i of Lp) if (nv[i] > 0) pat.push(i);
+    elPattern[p] = pat;
+    elWeight[p] = weightLp;
+  }
+  return perm;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Nested dissection
+
+/** Weighted graph used while coarsening. */
+interface WGraph {
+  n: number;
+  xadj: Int32Array;
+  adj: Int32Array;
+  ewgt: Int32Array;
+  vwgt: Int32Array;
+  totalWeight: number;
+}
+
+export interface NestedDissectionOptions {
+  /** Subgraphs up to this many nodes are ordered by minimum degree. */
+  leafSize?: number;
+  /** Largest part weight allowed, as a fraction of the subgraph weight. */
+  maxPartFraction?: number;
+  /** Seed of the deterministic random generator (matching order, initial seeds). */
+  seed?: number;
+  /** Greedy-growing trials for the initial separator on the coarsest graph. */
+  initialTrials?: number;
+  /** Fiduccia-Mattheyses passes per level. */
+  refinePasses?: number;
+  /** A pass stops after this many moves without a better separator. */
+  stallMoves?: number;
+}
+
+/** Nested dissection ordering: separators last, parts recursively, minimum degree on leaves. */
+export function nestedDissection(g: NodeGraph, options: NestedDissectionOptions = {}): Int32Array {
+  const leafSize = options.leafSize ?? 96;
+  const maxPartFraction = options.maxPartFraction ?? 0.56;
+  const rng = new Random(options.seed ?? 12345);
+  const tuning: SeparatorTuning = {
+    maxPartFraction,
+    initialTrials: options.initialTrials ?? 6,
+    refinePasses: options.refinePasses ?? 6,
+    stallMoves: options.stallMoves ?? 50,
+  };
+  const n = g.n;
+  const perm = new Int32Array(n);
+  const localOf = new Int32Array(n).fill(-1);
+  const where = new Uint8Array(n);
+
+  // orders the given node set into perm[end - nodes.length, end)
+  const dissect = (nodes: Int32Array, end: number): void => {
+    const sub = inducedSubgraph(g, nodes, localOf);
+    const components = connectedComponents(sub);
+    if (components.count > 1) {
+      let pos = end;
+      for (let c = components.count - 1; c >= 0; c--) {
+        const part = nodesOfComponent(nodes, components.label, c);
+        dissect(part, pos);
+        pos -= part.length;
+      }
+      return;
+    }
+    if (nodes.length <= leafSize) {
+      const local = approximateMinimumDegree(sub);
+      const start = end - nodes.length;
+      for (let t = 0; t < local.length; t++) perm[start + t] = nodes[local[t]];
+      return;
+    }
+    const side = vertexSeparator(toWeighted(sub), tuning, rng);
+    let n0 = 0;
+    let n1 = 0;
+    for (let t = 0; t < side.length; t++) {
+      where[nodes[t]] = side[t];
+      if (side[t] === 0) n0++;
+      else if (side[t] === 1) n1++;
+    }
+    const nS = nodes.length - n0 - n1;
+    if (n0 === 0 || n1 === 0) {
+      // no useful split (a near-clique): minimum degree does as well
+      const local = approximateMinimumDegree(sub);
+      const start = end - nodes.length;
+      for (let t = 0; t < local.length; t++) perm[start + t] = nodes[local[t]];
+      return;
+    }
+    const part0 = new Int32Array(n0);
+    const part1 = new Int32Array(n1);
+    let a = 0;
+    let b = 0;
+    let s = end - nS;
+    for (let t = 0; t < nodes.length; t++) {
+      const v = nodes[t];
+      if (where[v] === 0) part0[a++] = v;
+      else if (where[v] === 1) part1[b++] = v;
+      else perm[s++] = v;
+    }
+    dissect(part1, end - nS);
+    dissect(part0, end - nS - n1);
+  };
+
+  const all = new Int32Array(n);
+  for (let i = 0; i < n; i++) all[i] = i;
+  if (n > 0) dissect(all, n);
+  return perm;
+}
+
+function inducedSubgraph(g: NodeGraph, nodes: Int32Array, localOf: Int32Array): NodeGraph {
+  const m = nodes.length;
+  for (let t = 0; t < m; t++) localOf[nodes[t]] = t;
+  const xadj = new Int32Array(m + 1);
+  for (let t = 0; t < m; t++) {
+    const v = nodes[t];
+    let d = 0;
+    for (let s = g.xadj[v]; s < g.xadj[v + 1]; s++) if (localOf[g.adj[s]] >= 0) d++;
+    xadj[t + 1] = xadj[t] + d;
+  }
+  const adj = new Int32Array(xadj[m]);
+  for (let t = 0, q = 0; t < m; t++) {
+    const v = nodes[t];
+    for (let s = g.xadj[v]; s < g.xadj[v + 1]; s++) {
+      const l = localOf[g.adj[s]];
+      if (l >= 0) adj[q++] = l;
+    }
+  }
+  for (let t = 0; t < m; t++) localOf[nodes[t]] = -1;
+  return { n: m, xadj, adj };
+}
+
+function connectedComponents(g: NodeGraph): { count: number; label: Int32Array } {
+  const label = new Int32Array(g.n).fill(-1);
+  const queue = new Int32Array(g.n);
+  let count = 0;
+  for (let s = 0; s < g.n; s++) {
+    if (label[s] >= 0) continue;
+    let qh = 0;
+    let qt = 0;
+    queue[qt++] = s;
+    label[s] = count;
+    while (qh < qt) {
+      const v = queue[qh++];
+      for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) {
+        const u = g.adj[t];
+        if (label[u] < 0) {
+          label[u] = count;
+          queue[qt++] = u;
+        }
+      }
+    }
+    count++;
+  }
+  return { count, label };
+}
+
+function nodesOfComponent(nodes: Int32Array, label: Int32Array, c: number): Int32Array {
+  let m = 0;
+  for (let t = 0; t < nodes.length; t++) if (label[t] === c) m++;
+  const out = new Int32Array(m);
+  for (let t = 0, q = 0; t < nodes.length; t++) if (label[t] === c) out[q++] = nodes[t];
+  return out;
+}
+
+function toWeighted(g: NodeGraph): WGraph {
+  return {
+    n: g.n,
+    xadj: g.xadj,
+    adj: g.adj,
+    ewgt: new Int32Array(g.adj.length).fill(1),
+    vwgt: new Int32Array(g.n).fill(1),
+    totalWeight: g.n,
+  };
+}
+
+/** Small deterministic generator (xorshift32), so orderings are reproducible. */
+class Random {
+  private state: number;
+  constructor(seed: number) {
+    this.state = seed >>> 0 || 1;
+  }
+  next(): number {
+    let x = this.state;
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    this.state = x;
+    return x;
+  }
+  below(n: number): number {
+    return this.next() % n;
+  }
+}
+
+const COARSEST_SIZE = 120;
+
+interface SeparatorTuning {
+  maxPartFraction: number;
+  initialTrials: number;
+  refinePasses: number;
+  stallMoves: number;
+}
+
+/**
+ * Multilevel vertex separator of a connected graph: returns side[v] in {0, 1, 2 = separator}, with no edge between
+ * sides 0 and 1 and each side at most maxPartFraction of the total weight when it can be.
+ */
+function vertexSeparator(g: WGraph, tuning: SeparatorTuning, rng: Random): Uint8Array {
+  const levels: WGraph[] = [g];
+  const maps: Int32Array[] = [];
+  while (levels[levels.length - 1].n > COARSEST_SIZE) {
+    const fine = levels[levels.length - 1];
+    const { coarse, map } = coarsen(fine, rng);
+    if (coarse.n > 0.9 * fine.n) break; // matching stalls (star-like graphs): stop coarsening
+    levels.push(coarse);
+    maps.push(map);
+  }
+  const coarsest = levels[levels.length - 1];
+  let side = initialSeparator(coarsest, tuning, rng);
+  for (let l = levels.length - 2; l >= 0; l--) {
+    const fine = levels[l];
+    const map = maps[l];
+    const projected = new Uint8Array(fine.n);
+    for (let v = 0; v < fine.n; v++) projected[v] = side[map[v]];
+    side = projected;
+    refineSeparator(fine, side, tuning);
+  }
+  return side;
+}
+
+/** Heavy-edge matching, then the graph of matched pairs. */
+function coarsen(g: WGraph, rng: Random): { coarse: WGraph; map: Int32Array } {
+  const n = g.n;
+  const match = new Int32Array(n).fill(-1);
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  for (let i = n - 1; i > 0; i--) {
+    const j = rng.below(i + 1);
+    const t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  const map = new Int32Array(n);
+  let nc = 0;
+  for (let t = 0; t < n; t++) {
+    const v = order[t];
+    if (match[v] !== -1) continue;
+    let best = -1;
+    let bestW = -1;
+    for (let s = g.xadj[v]; s < g.xadj[v + 1]; s++) {
+      const u = g.adj[s];
+      if (match[u] !== -1 || u === v) continue;
+      // heaviest edge; among equals the lighter vertex keeps coarse weights even
+      if (g.ewgt[s] > bestW || (g.ewgt[s] === bestW && g.vwgt[u] < g.vwgt[best])) {
+        best = u;
+        bestW = g.ewgt[s];
+      }
+    }
+    if (best === -1) {
+      match[v] = v;
+      map[v] = nc++;
+    } else {
+      match[v] = best;
+      match[best] = v;
+      map[v] = nc;
+      map[best] = nc;
+      nc++;
+    }
+  }
+  // members of each coarse vertex
+  const first = new Int32Array(nc).fill(-1);
+  const second = new Int32Array(nc).fill(-1);
+  for (let v = 0; v < n; v++) {
+    const c = map[v];
+    if (first[c] === -1) first[c] = v;
+    else second[c] = v;
+  }
+  const xadj = new Int32Array(nc + 1);
+  const adjBuf = new Int32Array(g.adj.length);
+  const wBuf = new Int32Array(g.adj.length);
+  const vwgt = new Int32Array(nc);
+  const slot = new Int32Array(nc).fill(-1);
+  let q = 0;
+  for (let c = 0; c < nc; c++) {
+    const start = q;
+    for (let m = 0; m < 2; m++) {
+      const v = m === 0 ? first[c] : second[c];
+      if (v === -1) continue;
+      vwgt[c] += g.vwgt[v];
+      for (let s = g.xadj[v]; s < g.xadj[v + 1]; s++) {
+        const cu = map[g.adj[s]];
+        if (cu === c) continue;
+        if (slot[cu] >= start) wBuf[slot[cu]] += g.ewgt[s];
+        else {
+          slot[cu] = q;
+          adjBuf[q] = cu;
+          wBuf[q] = g.ewgt[s];
+          q++;
+        }
+      }
+    }
+    xadj[c + 1] = q;
+  }
+  return {
+    coarse: { n: nc, xadj, adj: adjBuf.slice(0, q), ewgt: wBuf.slice(0, q), vwgt, totalWeight: g.totalWeight },
+    map,
+  };
+}
+
+/** Greedy graph growing from several seeds, each refined; keeps the smallest balanced separator. */
+function initialSeparator(g: WGraph, tuning: SeparatorTuning, rng: Random): Uint8Array {
+  const n = g.n;
+  let best: Uint8Array | null = null;
+  let bestScore = Infinity;
+  const queue = new Int32Array(n);
+  const seen = new Uint8Array(n);
+  for (let trial = 0; trial < tuning.initialTrials; trial++) {
+    const side = new Uint8Array(n).fill(1);
+    seen.fill(0);
+    const seed = trial === 0 ? pseudoPeripheral(g, 0, queue) : rng.below(n);
+    let grown = 0;
+    const half = g.totalWeight / 2;
+    let qh = 0;
+    let qt = 0;
+    queue[qt++] = seed;
+    seen[seed] = 1;
+    while (grown < half) {
+      if (qh === qt) {
+        // disconnected coarse graph: continue from any unseen vertex
+        let s = 0;
+        while (s < n && seen[s]) s++;
+        if (s === n) break;
+        queue[qt++] = s;
+        seen[s] = 1;
+      }
+      const v = queue[qh++];
+      side[v] = 0;
+      grown += g.vwgt[v];
+      for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) {
+        const u = g.adj[t];
+        if (!seen[u]) {
+          seen[u] = 1;
+          queue[qt++] = u;
+        }
+      }
+    }
+    // the boundary of side 0 becomes the separator
+    for (let v = 0; v < n; v++) {
+      if (side[v] !== 0) continue;
+      for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) {
+        if (side[g.adj[t]] === 1) {
+          side[v] = 2;
+          break;
+        }
+      }
+    }
+    refineSeparator(g, side, tuning);
+    const score = separatorScore(g, side, tuning.maxPartFraction);
+    if (score < bestScore) {
+      bestScore = score;
+      best = side;
+    }
+  }
+  return best!;
+}
+
+/** Separator weight, with a large penalty for imbalance beyond the allowed fraction. */
+function separatorScore(g: WGraph, side: Uint8Array, maxPartFraction: number): number {
+  const pw = [0, 0, 0];
+  for (let v = 0; v < g.n; v++) pw[side[v]] += g.vwgt[v];
+  const limit = maxPartFraction * g.totalWeight;
+  const excess = Math.max(0, Math.max(pw[0], pw[1]) - limit);
+  return pw[2] + 10 * excess + 1e-3 * Math.abs(pw[0] - pw[1]);
+}
+
+/** A node at the end of a long BFS path: repeated BFS from the farthest node found. */
+function pseudoPeripheral(g: WGraph, start: number, queue: Int32Array): number {
+  const dist = new Int32Array(g.n);
+  let v = start;
+  let ecc = -1;
+  for (let iter = 0; iter < 8; iter++) {
+    dist.fill(-1);
+    let qh = 0;
+    let qt = 0;
+    queue[qt++] = v;
+    dist[v] = 0;
+    let far = v;
+    while (qh < qt) {
+      const x = queue[qh++];
+      if (dist[x] > dist[far] || (dist[x] === dist[far] && g.xadj[x + 1] - g.xadj[x] < g.xadj[far + 1] - g.xadj[far])) far = x;
+      for (let t = g.xadj[x]; t < g.xadj[x + 1]; t++) {
+        const u = g.adj[t];
+        if (dist[u] < 0) {
+          dist[u] = dist[x] + 1;
+          queue[qt++] = u;
+        }
+      }
+    }
+    if (dist[far] <= ecc) break;
+    ecc = dist[far];
+    v = far;
+  }
+  return v;
+}
+
+/**
+ * Vertex-separator Fiduccia-Mattheyses: moving separator vertex v to side t pulls its neighbours on the other side
+ * into the separator; gain_t(v) = w(v) - w(neighbours of v on side 1-t). Each pass moves vertices by best gain
+ * (balance permitting), then rolls back to the best separator seen.
+ */
+function refineSeparator(g: WGraph, side: Uint8Array, tuning: SeparatorTuning): void {
+  const n = g.n;
+  const { xadj, adj, vwgt } = g;
+  const limit = Math.floor(tuning.maxPartFraction * g.totalWeight);
+  const gain0 = new Int32Array(n);
+  const gain1 = new Int32Array(n);
+  const heap0 = new IndexedMaxHeap(n, gain0);
+  const heap1 = new IndexedMaxHeap(n, gain1);
+  const locked = new Uint8Array(n);
+  const logVertex: number[] = [];
+  const logSide: number[] = [];
+  const pw = [0, 0, 0];
+  for (let v = 0; v < n; v++) pw[side[v]] += vwgt[v];
+  const computeGains = (v: number): void => {
+    let w0 = 0;
+    let w1 = 0;
+    for (let t = xadj[v]; t < xadj[v + 1]; t++) {
+      const u = adj[t];
+      if (side[u] === 0) w0 += vwgt[u];
+      else if (side[u] === 1) w1 += vwgt[u];
+    }
+    gain0[v] = vwgt[v] - w1; // moving to side 0 pulls side-1 neighbours
+    gain1[v] = vwgt[v] - w0;
+  };
+  const better = (sep: number, imb: number, bestSep: number, bestImb: number): boolean =>
+    sep < bestSep || (sep === bestSep && imb < bestImb);
+  for (let pass = 0; pass < tuning.refinePasses; pass++) {
+    heap0.clear();
+    heap1.clear();
+    locked.fill(0);
+    for (let v = 0; v < n; v++) {
+      if (side[v] !== 2) continue;
+      computeGains(v);
+      heap0.push(v);
+      heap1.push(v);
+    }
+    const startSep = pw[2];
+    const balanced = (): boolean => pw[0] <= limit && pw[1] <= limit;
+    let bestSep = balanced() ? pw[2] : Infinity;
+    let bestImb = Math.abs(pw[0] - pw[1]);
+    let bestLen = 0;
+    logVertex.length = 0;
+    logSide.length = 0;
+    const maxStall = tuning.stallMoves;
+    let stall = 0;
+    while (stall < maxStall) {
+      const v0 = heap0.size > 0 ? heap0.top() : -1;
+      const v1 = heap1.size > 0 ? heap1.top() : -1;
+      if (v0 < 0 && v1 < 0) break;
+      // choose the side: best gain among moves that keep the target side within the limit
+      const ok0 = v0 >= 0 && pw[0] + vwgt[v0] <= limit;
+      const ok1 = v1 >= 0 && pw[1] + vwgt[v1] <= limit;
+      let to: number;
+      if (ok0 && ok1) {
+        if (gain0[v0] > gain1[v1]) to = 0;
+        else if (gain1[v1] > gain0[v0]) to = 1;
+        else to = pw[0] <= pw[1] ? 0 : 1;
+      } else if (ok0) to = 0;
+      else if (ok1) to = 1;
+      else {
+        // neither fits: move towards the lighter side if that side has candidates, else stop
+        to = pw[0] <= pw[1] ? 0 : 1;
+        if ((to === 0 ? v0 : v1) < 0) break;
+      }
+      const v = to === 0 ? v0 : v1;
+      const other = 1 - to;
+      heap0.remove(v);
+      heap1.remove(v);
+      locked[v] = 1;
+      logVertex.push(v);
+      logSide.push(2);
+      side[v] = to;
+      pw[to] += vwgt[v];
+      pw[2] -= vwgt[v];
+      // separator neighbours of v: moving them to `other` now pulls v
+      for (let t = xadj[v]; t < xadj[v + 1]; t++) {
+        const u = adj[t];
+        if (side[u] === 2 && !locked[u]) {
+          if (other === 0) {
+            gain0[u] -= vwgt[v];
+            heap0.update(u);
+          } else {
+            gain1[u] -= vwgt[v];
+            heap1.update(u);
+          }
+        }
+      }
+      // neighbours on the other side join the separator
+      for (let t = xadj[v]; t < xadj[v + 1]; t++) {
+        const u = adj[t];
+        if (side[u] !== other) continue;
+        logVertex.push(u);
+        logSide.push(other);
+        side[u] = 2;
+        pw[other] -= vwgt[u];
+        pw[2] += vwgt[u];
+        for (let s = xadj[u]; s < xadj[u + 1]; s++) {
+          const x = adj[s];
+          if (side[x] === 2 && !locked[x] && x !== u) {
+            // x no longer sees u on side `other`: moving x to `to` pulls less
+            if (to === 0) {
+              gain0[x] += vwgt[u];
+              if (heap0.has(x)) heap0.update(x);
+            } else {
+              gain1[x] += vwgt[u];
+              if (heap1.has(x)) heap1.update(x);
+            }
+          }
+        }
+        if (!locked[u]) {
+          computeGains(u);
+          heap0.push(u);
+          heap1.push(u);
+        }
+      }
+      const imb = Math.abs(pw[0] - pw[1]);
+      if (balanced() && better(pw[2], imb, bestSep, bestImb)) {
+        bestSep = pw[2];
+        bestImb = imb;
+        bestLen = logVertex.length;
+        stall = 0;
+      } else stall++;
+    }
+    // roll back to the best state
+    if (bestSep === Infinity) bestLen = logVertex.length; // never balanced: keep the moves (they aimed at balance)
+    for (let t = logVertex.length - 1; t >= bestLen; t--) {
+      const v = logVertex[t];
+      pw[side[v]] -= vwgt[v];
+      side[v] = logSide[t];
+      pw[side[v]] += vwgt[v];
+    }
+    if (pw[2] >= startSep && bestSep !== Infinity) break;
+  }
+}
+
+/** Binary max-heap over vertex ids keyed by an external gain array. */
+class IndexedMaxHeap {
+  private readonly heap: Int32Array;
+  private readonly pos: Int32Array;
+  size = 0;
+
+  constructor(
+    n: number,
+    private readonly key: Int32Array,
+  ) {
+    this.heap = new Int32Array(n);
+    this.pos = new Int32Array(n).fill(-1);
+  }
+
+  clear(): void {
+    for (let i = 0; i < this.size; i++) this.pos[this.heap[i]] = -1;
+    this.size = 0;
+  }
+
+  has(v: number): boolean {
+    return this.pos[v] >= 0;
+  }
+
+  top(): number {
+    return this.heap[0];
+  }
+
+  push(v: number): void {
+    if (this.pos[v] >= 0) {
+      this.update(v);
+      return;
+    }
+    this.heap[this.size] = v;
+    this.pos[v] = this.size;
+    this.size++;
+    this.up(this.size - 1);
+  }
+
+  remove(v: number): void {
+    const i = this.pos[v];
+    if (i < 0) return;
+    this.size--;
+    this.pos[v] = -1;
+    if (i === this.size) return;
+    const last = this.heap[this.size];
+    this.heap[i] = last;
+    this.pos[last] = i;
+    this.up(i);
+    this.down(this.pos[last]);
+  }
+
+  update(v: number): void {
+    const i = this.pos[v];
+    if (i < 0) return;
+    this.up(i);
+    this.down(this.pos[v]);
+  }
+
+  private up(i: number): void {
+    const { heap, pos, key } = this;
+    const v = heap[i];
+    const kv = key[v];
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      const u = heap[p];
+      if (key[u] >= kv) break;
+      heap[i] = u;
+      pos[u] = i;
+      i = p;
+    }
+    heap[i] = v;
+    pos[v] = i;
+  }
+
+  private down(i: number): void {
+    const { heap, pos, key } = this;
+    const v = heap[i];
+    const kv = key[v];
+    const size = this.size;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= size) break;
+      if (c + 1 < size && key[heap[c + 1]] > key[heap[c]]) c++;
+      const u = heap[c];
+      if (key[u] <= kv) break;
+      heap[i] = u;
+      pos[u] = i;
+      i = c;
+    }
+    heap[i] = v;
+    pos[v] = i;
+  }
+}

@@ -1,0 +1,49 @@
+import type { PotentialTerm } from '../energies/potential.js';
+
+/**
+ * Positions of constrained DOFs over time. `fixed` nodes stay at their initial position; `moving` nodes follow a
+ * prescribed path p(t) (a scripted handle).
+ */
+export interface ConstraintMotion {
+  readonly nodes: Uint32Array;
+  /** Writes p(t) for each of `nodes` into out[3 * node ...]. `initial` is x(0) of all nodes. */
+  positions(t: number, initial: Float64Array, out: Float64Array): void;
+}
+
+/** A tetrahedral body's mesh inside the model (node ids are global). */
+export interface BodyInfo {
+  readonly name: string;
+  readonly tets: Uint32Array;
+  /** Outward boundary triangles (global node ids): the surface written to frames/. */
+  readonly surface: Uint32Array;
+}
+
+/**
+ * Everything the integrators need, independent of where it came from (scene file, API, test).
+ * DOF d = 3 * node + axis. Data flows one way: scene -> Model -> integrator -> solver.
+ */
+export interface Model {
+  readonly nNodes: number;
+  /** Rest positions (reference configuration of the elements). */
+  readonly rest: Float64Array;
+  /** Initial state. */
+  readonly x0: Float64Array;
+  readonly v0: Float64Array;
+  /** Lumped mass per DOF (each node's mass repeated on its 3 DOFs), constrained nodes included. */
+  readonly mass: Float64Array;
+  /** 1 where the DOF is fixed or prescribed (not a Newton unknown). */
+  readonly constrained: Uint8Array;
+  readonly motions: readonly ConstraintMotion[];
+  readonly terms: readonly PotentialTerm[];
+  readonly bodies: readonly BodyInfo[];
+  /** All bodies' surface triangles in one array (global node ids), for frames/. */
+  readonly surface: Uint32Array;
+}
+
+/** Writes the positions of all constrained DOFs at time t into x (free DOFs untouched). */
+export function applyConstraints(model: Model, t: number, x: Float64Array): void {
+  const { constrained, x0 } = model;
+  for (let d = 0; d < constrained.length; d++) if (constrained[d]) x[d] = x0[d];
+  for (const motion of model.motions) motion.positions(t, x0, x);
+}
+

@@ -1,0 +1,306 @@
+import { ElasticTets, lumpedMass } from '../energies/elastic-tets.js';
+import { Gravity } from '../energies/gravity.js';
+import { makeMaterial } from '../energies/materials.js';
+import type { PotentialTerm } from '../energies/potential.js';
+import { Springs } from '../energies/springs.js';
+import { SquaredLengthSprings } from '../energies/squared-springs.js';
+import { boxGrid } from '../mesh/generators.js';
+import { extractSurface } from '../mesh/surface.js';
+import type { TetMesh } from '../mesh/tet-mesh.js';
+import type { BodyInfo, ConstraintMotion, Model } from '../model/model.js';
+import { SceneError, type BodyDef, type Region, type Scene } from './schema.js';
+
+type Vec3 = [number, number, number];
+
+/** Loads the tet mesh of a body whose mesh is a file or a shipped mesh (I/O lives outside the core). */
+export type MeshResolver = (body: BodyDef, index: number) => TetMesh;
+
+const noFiles: MeshResolver = (body, index) => {
+  throw new SceneError(`bodies[${index}].mesh: '${body.mesh.type}' meshes need a mesh loader (use loadScene from src/io)`);
+};
+
+/** One body after meshing, transform and initial conditions, before it is merged into the model. */
+interface BuiltBody {
+  info: Omit<BodyInfo, 'tets' | 'surface'> & { tets: Uint32Array; surface: Uint32Array };
+  rest: Float64Array;
+  x0: Float64Array;
+  v0: Float64Array;
+  mass: Float64Array; // per node
+  springs: { kind: 'hookean' | 'squared-length'; pairs: Uint32Array; stiffness: Float64Array; rest: Float64Array }[];
+  fixed: Uint8Array; // per node
+  moving: { nodes: number[]; velocity: Vec3 }[];
+  material?: Scene['bodies'][number]['material'];
+}
+
+/** Builds the Model of a validated scene: meshes, masses, energies, constraints, initial state. */
+export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): Model {
+  const built = scene.bodies.map((body, i) => buildBody(body, i, resolveMesh));
+  const nNodes = built.reduce((s, b) => s + b.rest.length / 3, 0);
+  const rest = new Float64Array(3 * nNodes);
+  const x0 = new Float64Array(3 * nNodes);
+  const v0 = new Float64Array(3 * nNodes);
+  const mass = new Float64Array(3 * nNodes);
+  const constrained = new Uint8Array(3 * nNodes);
+  const terms: PotentialTerm[] = [];
+  const bodies: BodyInfo[] = [];
+  const motions: ConstraintMotion[] = [];
+  const surfaces: Uint32Array[] = [];
+  let offset = 0;
+  built.forEach((b, bi) => {
+    const n = b.rest.length / 3;
+    rest.set(b.rest, 3 * offset);
+    x0.set(b.x0, 3 * offset);
+    v0.set(b.v0, 3 * offset);
+    for (let i = 0; i < n; i++) {
+      for (let a = 0; a < 3; a++) mass[3 * (offset + i) + a] = b.mass[i];
+      if (b.fixed[i]) for (let a = 0; a < 3; a++) constrained[3 * (offset + i) + a] = 1;
+    }
+    const tets = shift(b.info.tets, offset);
+    const surface = shift(b.info.surface, offset);
+    if (tets.length > 0) {
+      const def = scene.bodies[bi];
+      if (!b.material) throw new SceneError(`bodies[${bi}].material: required for a tet mesh`);
+      const material = makeMaterial(b.material.model, b.material.youngsModulus, b.material.poissonRatio);
+      terms.push(new ElasticTets(rest, tets, material, def.name ?? `body ${bi}`));
+    }
+    for (const group of b.springs) {
+      if (group.pairs.length === 0) continue;
+      const Term = group.kind === 'hookean' ? Springs : SquaredLengthSprings;
+      terms.push(new Term(shift(group.pairs, offset), group.stiffness, group.rest));
+    }
+    for (const m of b.moving) {
+      const nodes = Uint32Array.from(m.nodes, (i) => i + offset);
+      for (const node of nodes) for (let a = 0; a < 3; a++) constrained[3 * node + a] = 1;
+      motions.push(constantVelocity(nodes, m.velocity));
+    }
+    bodies.push({ name: b.info.name, tets, surface });
+    surfaces.push(surface);
+    offset += n;
+  });
+  // Constrained nodes start at rest unless they move with a handle.
+  for (let d = 0; d < v0.length; d++) if (constrained[d]) v0[d] = 0;
+  offset = 0;
+  for (const b of built) {
+    for (const m of b.moving) for (const i of m.nodes) for (let a = 0; a < 3; a++) v0[3 * (offset + i) + a] = m.velocity[a];
+    offset += b.rest.length / 3;
+  }
+  const g = scene.gravity;
+  if (g[0] !== 0 || g[1] !== 0 || g[2] !== 0) terms.push(new Gravity(mass, [g[0], g[1], g[2]]));
+  const surface = new Uint32Array(surfaces.reduce((s, a) => s + a.length, 0));
+  let o = 0;
+  for (const s of surfaces) {
+    surface.set(s, o);
+    o += s.length;
+  }
+  for (let d = 0; d < mass.length; d++) {
+    if (!constrained[d] && !(mass[d] > 0)) throw new SceneError(`node ${Math.floor(d / 3)} is free but has no mass (a node in no tet?)`);
+  }
+  return { nNodes, rest, x0, v0, mass, constrained, motions, terms, bodies, surface };
+}
+
+function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): BuiltBody {
+  const where = `bodies[${index}]`;
+  let positions: Float64Array;
+  let tets: Uint32Array = new Uint32Array(0);
+  let mass: Float64Array;
+  const springs: BuiltBody['springs'] = [];
+  const mesh = def.mesh;
+  if (mesh.type === 'particles') {
+    if (mesh.masses.length !== mesh.positions.length) {
+      throw new SceneError(`${where}.mesh.masses: ${mesh.masses.length} masses for ${mesh.positions.length} particles`);
+    }
+    positions = Float64Array.from(mesh.positions.flat());
+    mass = Float64Array.from(mesh.masses);
+  } else {
+    const tm = mesh.type === 'box' ? boxGrid(mesh.size, mesh.cells, { tetsPerCell: mesh.tetsPerCell }) : resolveMesh(def, index);
+    positions = new Float64Array(tm.positions);
+    tets = tm.tets;
+    mass = new Float64Array(positions.length / 3);
+  }
+  applyTransform(positions, def.transform);
+  const n = positions.length / 3;
+  if (tets.length > 0) {
+    if (!def.material) throw new SceneError(`${where}.material: required for a '${mesh.type}' mesh`);
+    lumpedMass(positions, tets, def.material.density, mass);
+  }
+  if (mesh.type === 'particles') {
+    for (const [si, s] of mesh.springs.entries()) {
+      for (const end of ['a', 'b'] as const) {
+        if (s[end] >= n) throw new SceneError(`${where}.mesh.springs[${si}].${end}: particle ${s[end]} does not exist (${n} particles)`);
+      }
+    }
+    for (const kind of ['hookean', 'squared-length'] as const) {
+      const group = mesh.springs.filter((s) => s.kind === kind);
+      springs.push({
+        kind,
+        pairs: Uint32Array.from(group.flatMap((s) => [s.a, s.b])),
+        stiffness: Float64Array.from(group, (s) => s.stiffness),
+        rest: Float64Array.from(group, (s) =>
+          s.restLength ?? Math.hypot(...([0, 1, 2].map((a) => positions[3 * s.a + a] - positions[3 * s.b + a]) as Vec3)),
+        ),
+      });
+    }
+  }
+  const rest = new Float64Array(positions);
+  const x0 = new Float64Array(positions);
+  if (def.deform) deform(x0, def.deform);
+  const v0 = new Float64Array(3 * n);
+  initialVelocity(x0, v0, def.velocity);
+
+  const fixed = new Uint8Array(n);
+  def.fixed.forEach((region, ri) => {
+    const nodes = selectRegion(region, x0, `${where}.fixed[${ri}]`);
+    for (const i of nodes) fixed[i] = 1;
+  });
+  const moving = def.moving.map((m, mi) => ({ nodes: selectRegion(m.region, x0, `${where}.moving[${mi}].region`), velocity: m.velocity as Vec3 }));
+  const surface = tets.length > 0 ? extractSurface({ positions: rest, tets }).triangles : new Uint32Array(0);
+  return {
+    info: { name: def.name ?? `body ${index}`, tets, surface },
+    rest,
+    x0,
+    v0,
+    mass,
+    springs,
+    fixed,
+    moving,
+    material: def.material,
+  };
+}
+
+function shift(a: Uint32Array, offset: number): Uint32Array {
+  if (offset === 0) return a;
+  const out = new Uint32Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = a[i] + offset;
+  return out;
+}
+
+function bounds(x: Float64Array): { min: Vec3; max: Vec3 } {
+  const min: Vec3 = [Infinity, Infinity, Infinity];
+  const max: Vec3 = [-Infinity, -Infinity, -Infinity];
+  for (let d = 0; d < x.length; d += 3) {
+    for (let a = 0; a < 3; a++) {
+      min[a] = Math.min(min[a], x[d + a]);
+      max[a] = Math.max(max[a], x[d + a]);
+    }
+  }
+  return { min, max };
+}
+
+function applyTransform(x: Float64Array, t: BodyDef['transform']): void {
+  let s = t.scale;
+  if (t.height !== undefined) {
+    const b = bounds(x);
+    s *= t.height / (b.max[1] - b.min[1]);
+  }
+  let shiftBy: Vec3 = [0, 0, 0];
+  if (t.center) {
+    const b = bounds(x);
+    shiftBy = [0, 1, 2].map((a) => -0.5 * (b.min[a] + b.max[a])) as Vec3;
+  }
+  const R = t.rotate ? rotationMatrix(t.rotate.axis as Vec3, (t.rotate.degrees * Math.PI) / 180) : null;
+  for (let d = 0; d < x.length; d += 3) {
+    let p: Vec3 = [s * (x[d] + shiftBy[0]), s * (x[d + 1] + shiftBy[1]), s * (x[d + 2] + shiftBy[2])];
+    if (R) p = mul(R, p);
+    x[d] = p[0] + t.translate[0];
+    x[d + 1] = p[1] + t.translate[1];
+    x[d + 2] = p[2] + t.translate[2];
+  }
+}
+
+/** Rodrigues' rotation matrix, row-major. */
+function rotationMatrix(axis: Vec3, angle: number): number[] {
+  const len = Math.hypot(...axis);
+  if (!(len > 0)) throw new SceneError('rotation axis must be non-zero');
+  const [x, y, z] = axis.map((a) => a / len);
+  const c = Math.cos(angle);
+  const s = Math.sin(angle);
+  const C = 1 - c;
+  return [c + x * x * C, x * y * C - z * s, x * z * C + y * s, y * x * C + z * s, c + y * y * C, y * z * C - x * s, z * x * C - y * s, z * y * C + x * s, c + z * z * C];
+}
+
+function mul(R: number[], p: Vec3): Vec3 {
+  return [R[0] * p[0] + R[1] * p[1] + R[2] * p[2], R[3] * p[0] + R[4] * p[1] + R[5] * p[2], R[6] * p[0] + R[7] * p[1] + R[8] * p[2]];
+}
+
+/** s in [0, 1] of each node along a direction, over the node set. */
+function normalizedCoordinate(x: Float64Array, dir: Vec3): Float64Array {
+  const len = Math.hypot(...dir);
+  if (!(len > 0)) throw new SceneError('direction must be non-zero');
+  const u = dir.map((a) => a / len);
+  const n = x.length / 3;
+  const s = new Float64Array(n);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < n; i++) {
+    s[i] = u[0] * x[3 * i] + u[1] * x[3 * i + 1] + u[2] * x[3 * i + 2];
+    lo = Math.min(lo, s[i]);
+    hi = Math.max(hi, s[i]);
+  }
+  const span = hi - lo || 1;
+  for (let i = 0; i < n; i++) s[i] = (s[i] - lo) / span;
+  return s;
+}
+
+/** Initial pose: twist about the body's axis (through its centroid line) growing with s, then a bend ~ s^2. */
+function deform(x: Float64Array, d: NonNullable<BodyDef['deform']>): void {
+  const axis = d.axis as Vec3;
+  const s = normalizedCoordinate(x, axis);
+  const n = s.length;
+  const centroid: Vec3 = [0, 0, 0];
+  for (let i = 0; i < n; i++) for (let a = 0; a < 3; a++) centroid[a] += x[3 * i + a] / n;
+  const twist = (d.twistDegrees * Math.PI) / 180;
+  for (let i = 0; i < n; i++) {
+    if (twist !== 0) {
+      const R = rotationMatrix(axis, twist * s[i]);
+      const p = mul(R, [x[3 * i] - centroid[0], x[3 * i + 1] - centroid[1], x[3 * i + 2] - centroid[2]]);
+      for (let a = 0; a < 3; a++) x[3 * i + a] = p[a] + centroid[a];
+    }
+    for (let a = 0; a < 3; a++) x[3 * i + a] += d.bend[a] * s[i] * s[i];
+  }
+}
+
+function initialVelocity(x: Float64Array, v: Float64Array, vel: BodyDef['velocity']): void {
+  const n = x.length / 3;
+  const ramp = vel.ramp ? normalizedCoordinate(x, vel.ramp.along as Vec3) : null;
+  for (let i = 0; i < n; i++) {
+    const p: Vec3 = [x[3 * i] - vel.center[0], x[3 * i + 1] - vel.center[1], x[3 * i + 2] - vel.center[2]];
+    for (let a = 0; a < 3; a++) v[3 * i + a] = vel.linear[a];
+    if (vel.angular) {
+      const w = vel.angular;
+      v[3 * i] += w[1] * p[2] - w[2] * p[1];
+      v[3 * i + 1] += w[2] * p[0] - w[0] * p[2];
+      v[3 * i + 2] += w[0] * p[1] - w[1] * p[0];
+    }
+    if (ramp && vel.ramp) for (let a = 0; a < 3; a++) v[3 * i + a] += vel.ramp.velocity[a] * ramp[i];
+  }
+}
+
+function selectRegion(region: Region, x: Float64Array, where: string): number[] {
+  const n = x.length / 3;
+  if ('nodes' in region) {
+    for (const i of region.nodes) if (i >= n) throw new SceneError(`${where}.nodes: node ${i} does not exist (the body has ${n} nodes)`);
+    return [...region.nodes];
+  }
+  const { min, max } = region.box;
+  const eps = 1e-9;
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    let inside = true;
+    for (let a = 0; a < 3; a++) {
+      const c = x[3 * i + a];
+      if (c < min[a] - eps || c > max[a] + eps) inside = false;
+    }
+    if (inside) out.push(i);
+  }
+  if (out.length === 0) throw new SceneError(`${where}.box: selects no node (box [${min}] to [${max}])`);
+  return out;
+}
+
+function constantVelocity(nodes: Uint32Array, velocity: Vec3): ConstraintMotion {
+  return {
+    nodes,
+    positions(t, initial, out) {
+      for (const node of nodes) for (let a = 0; a < 3; a++) out[3 * node + a] = initial[3 * node + a] + t * velocity[a];
+    },
+  };
+}

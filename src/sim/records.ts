@@ -1,0 +1,58 @@
+/**
+ * What one simulation step reports: one row of metrics.csv. Step 0 is the initial state at t = 0.
+ * Potential terms are listed by name in `potentials` (elastic, gravity, spring, ...), one column each.
+ */
+export interface StepRecord {
+  step: number;
+  t: number;
+  kinetic: number;
+  potential: number;
+  total: number;
+  /** Energy target of the schedule (A-search aims at it; other integrators report it for reference). */
+  target: number;
+  /** A-search / A-1 / blending: the alpha used this step; NaN where the integrator has none. */
+  alpha: number;
+  newtonIterations: number;
+  linearIterations: number;
+  wallMs: number;
+  /** Linear momentum. */
+  momentum: [number, number, number];
+  /** Angular momentum about the origin. */
+  angularMomentum: [number, number, number];
+  /** Per-term potential energies, keyed by term name, in a fixed order across steps. */
+  potentials: Map<string, number>;
+  /** Energy removed by damping/friction this step (seed 000 Algorithm 1), 0 without. */
+  dissipated: number;
+  /** Tets with non-positive volume at this step's positions (an invariant: 0 for inversion-free runs). */
+  inverted: number;
+  /** Set when the step's positions are not guaranteed valid (implicit midpoint's x = 2z - x_n inverted, say). */
+  warning?: string;
+}
+
+/** What a whole run reports at the end (summary.json). */
+export interface RunSummary {
+  scene: string;
+  integrator: string;
+  h: number;
+  steps: number;
+  duration: number;
+  wallSeconds: number;
+  newtonIterations: number;
+  linearIterations: number;
+  initialEnergy: number;
+  finalEnergy: number;
+  minEnergy: number;
+  maxEnergy: number;
+  /** |L(T)| / |L(0)| where the initial angular momentum is non-zero, else null. */
+  angularMomentumKept: number | null;
+  /** final / initial total energy. */
+  energyKept: number;
+  /** Most tets inverted at once in any step (0 for an inversion-free run). */
+  maxInverted: number;
+  /** Set when the run stopped early (blow-up, failed solve): what happened and at which step. */
+  stopped?: string;
+  /** Peak resident memory, MiB. */
+  peakMemoryMiB: number;
+  /** Time split, seconds: assembly, linear solve, other. */
+  timing: Record<string, number>;
+}

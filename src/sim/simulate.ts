@@ -1,0 +1,221 @@
+import { energyByName } from '../energies/potential.js';
+import { Dynamics, type SolveSettings } from '../integrators/dynamics.js';
+import { EnergyTarget, type EnergyTargetOptions } from '../integrators/energy-target.js';
+import { newCounters, type IntegratorParams, type IntegratorState } from '../integrators/integrator.js';
+import { checkParams, findIntegrator } from '../integrators/registry.js';
+import { createLinearSolver } from '../math/linear-solver.js';
+import { countInvertedTets } from '../mesh/tet-mesh.js';
+import type { Model } from '../model/model.js';
+import type { RunSummary, StepRecord } from './records.js';
+
+export interface SolverOptions {
+  linear: 'pcg' | 'ldlt';
+  /** Newton stop: |dx|_inf <= tolerance * h (seed 000: 0.01). */
+  tolerance: number;
+  maxNewtonIterations: number;
+  /** PCG relative residual tolerance. */
+  cgTolerance: number;
+  projectPsd: boolean;
+}
+
+export const defaultSolverOptions: SolverOptions = {
+  linear: 'pcg',
+  tolerance: 0.01,
+  maxNewtonIterations: 100,
+  cgTolerance: 1e-4,
+  projectPsd: true,
+};
+
+export interface RunOptions {
+  sceneName: string;
+  integrator: string;
+  params: IntegratorParams;
+  h: number;
+  duration: number;
+  /** Output frames per second (frames are every max(1, round(1 / (frameRate h))) steps). */
+  frameRate: number;
+  solver: SolverOptions;
+  /** Semi-implicit Rayleigh damping mu (s), 0 = none. */
+  rayleigh: number;
+  energy: EnergyTargetOptions;
+  /** Stop as unstable when |H| exceeds this multiple of max(|H_0|, kinetic_0 + |P_0|). */
+  blowUpFactor: number;
+}
+
+export interface RunObserver {
+  /** Every step, step 0 (the initial state) included. */
+  step?(record: StepRecord): void;
+  /** Every output frame (frame 0 is the initial state). x is live: copy what you keep. */
+  frame?(index: number, t: number, x: Float64Array): void;
+  /** Per-frame invariant check (inverted tets ...); a thrown error stops the run with its message. */
+  check?(step: number, x: Float64Array): void;
+}
+
+export interface RunResult {
+  summary: RunSummary;
+  state: IntegratorState;
+}
+
+/** Runs the time loop: integrator steps, energy target, metrics records and frames. Pure: no I/O here. */
+export function simulate(model: Model, opts: RunOptions, observer: RunObserver = {}): RunResult {
+  if (!(opts.h > 0) || !Number.isFinite(opts.h)) throw new Error(`time step must be a positive number (got ${opts.h})`);
+  if (!(opts.duration >= 0)) throw new Error(`duration must be >= 0 (got ${opts.duration})`);
+  const spec = findIntegrator(opts.integrator);
+  checkParams(spec, opts.params);
+  const settings: SolveSettings = {
+    tolerance: opts.solver.tolerance,
+    maxIterations: opts.solver.maxNewtonIterations,
+    projectPsd: opts.solver.projectPsd,
+    linearSolver: createLinearSolver(opts.solver.linear, { tolerance: opts.solver.cgTolerance }),
+    rayleigh: opts.rayleigh,
+  };
+  const dyn = new Dynamics(model, settings);
+  const target = new EnergyTarget(opts.energy);
+  const integrator = spec.create({ dyn, target }, opts.params);
+
+  const state: IntegratorState = { t: 0, x: new Float64Array(model.x0), v: new Float64Array(model.v0) };
+  dyn.constrain(0, state.x);
+  const steps = Math.round(opts.duration / opts.h);
+  const frameEvery = Math.max(1, Math.round(1 / (opts.frameRate * opts.h)));
+  const potentials = new Map<string, number>();
+  const mass = model.mass;
+
+  const record = (step: number, alpha: number, newton: number, linear: number, wallMs: number, dissipated: number, warning?: string): StepRecord => {
+    const p = energyByName(model.terms, state.x, potentials);
+    const k = dyn.kinetic(state.v);
+    const momentum: [number, number, number] = [0, 0, 0];
+    const angular: [number, number, number] = [0, 0, 0];
+    const { x, v } = state;
+    for (let d = 0; d < x.length; d += 3) {
+      const m = mass[d];
+      const px = m * v[d];
+      const py = m * v[d + 1];
+      const pz = m * v[d + 2];
+      momentum[0] += px;
+      momentum[1] += py;
+      momentum[2] += pz;
+      angular[0] += x[d + 1] * pz - x[d + 2] * py;
+      angular[1] += x[d + 2] * px - x[d] * pz;
+      angular[2] += x[d] * py - x[d + 1] * px;
+    }
+    return {
+      step,
+      t: state.t,
+      kinetic: k,
+      potential: p,
+      total: k + p,
+      target: target.value,
+      alpha,
+      newtonIterations: newton,
+      linearIterations: linear,
+      wallMs,
+      momentum,
+      angularMomentum: angular,
+      potentials: new Map(potentials),
+      dissipated,
+      inverted: model.bodies.reduce((n, b) => n + countInvertedTets(state.x, b.tets), 0),
+      warning,
+    };
+  };
+
+  const first = record(0, NaN, 0, 0, 0, 0);
+  target.reset(first.total);
+  first.target = target.value;
+  if (!Number.isFinite(first.total)) throw new Error('the initial state has a non-finite energy (inverted element in the initial positions?)');
+  observer.check?.(0, state.x);
+  observer.step?.(first);
+  observer.frame?.(0, 0, state.x);
+
+  const energyScale = Math.max(Math.abs(first.total), first.kinetic + Math.abs(first.potential), 1e-12);
+  const norm = (a: [number, number, number]) => Math.hypot(a[0], a[1], a[2]);
+  let maxInverted = first.inverted;
+  let minEnergy = first.total;
+  let maxEnergy = first.total;
+  let last = first;
+  let totalNewton = 0;
+  let totalLinear = 0;
+  let stopped: string | undefined;
+  const start = performance.now();
+
+  for (let step = 1; step <= steps; step++) {
+    const counters = newCounters();
+    const t0 = performance.now();
+    const tStart = state.t;
+    let report;
+    try {
+      report = integrator.step(state, opts.h, counters);
+    } catch (err) {
+      stopped = `step ${step} (t = ${(tStart + opts.h).toFixed(6)} s): ${(err as Error).message}`;
+      break;
+    }
+    state.t = step * opts.h; // no drift from repeated additions
+    target.advance(tStart, opts.h, report.dissipated);
+    const wallMs = performance.now() - t0;
+    totalNewton += counters.newtonIterations;
+    totalLinear += counters.linearIterations;
+    const warning = report.warning ?? (counters.unconverged ? `${counters.unconverged} Newton solve(s) hit the iteration limit` : undefined);
+    const rec = record(step, report.alpha, counters.newtonIterations, counters.linearIterations, wallMs, report.dissipated, warning);
+    if (!Number.isFinite(rec.total)) {
+      stopped = `step ${step} (t = ${rec.t.toFixed(6)} s): the total energy is not finite (${rec.total}): the integrator blew up or produced an invalid state${warning ? ` (${warning})` : ''}`;
+      break;
+    }
+    maxInverted = Math.max(maxInverted, rec.inverted);
+    if (Math.abs(rec.total) > opts.blowUpFactor * energyScale) {
+      observer.step?.(rec);
+      maxEnergy = Math.max(maxEnergy, rec.total);
+      minEnergy = Math.min(minEnergy, rec.total);
+      last = rec;
+      stopped = `step ${step} (t = ${rec.t.toFixed(6)} s): unstable: the total energy grew to ${rec.total.toExponential(3)} J from ${first.total.toExponential(3)} J`;
+      break;
+    }
+    if (observer.check) {
+      try {
+        observer.check(step, state.x);
+      } catch (err) {
+        stopped = `step ${step} (t = ${rec.t.toFixed(6)} s): ${(err as Error).message}`;
+        break;
+      }
+    }
+    minEnergy = Math.min(minEnergy, rec.total);
+    maxEnergy = Math.max(maxEnergy, rec.total);
+    observer.step?.(rec);
+    if (step % frameEvery === 0) observer.frame?.(step / frameEvery, state.t, state.x);
+    last = rec;
+  }
+
+  const wallSeconds = (performance.now() - start) / 1000;
+  const l0 = norm(first.angularMomentum);
+  const timing: Record<string, number> = {
+    assembly: dyn.newton.timing.assembly / 1000,
+    linearSolve: dyn.newton.timing.linearSolve / 1000,
+    lineSearch: dyn.newton.timing.lineSearch / 1000,
+  };
+  timing.other = Math.max(0, wallSeconds - timing.assembly - timing.linearSolve - timing.lineSearch);
+  const summary: RunSummary = {
+    scene: opts.sceneName,
+    integrator: opts.integrator,
+    h: opts.h,
+    steps: last.step,
+    duration: last.t,
+    wallSeconds,
+    newtonIterations: totalNewton,
+    linearIterations: totalLinear,
+    initialEnergy: first.total,
+    finalEnergy: last.total,
+    minEnergy,
+    maxEnergy,
+    angularMomentumKept: l0 > 1e-12 ? norm(last.angularMomentum) / l0 : null,
+    energyKept: last.total / first.total,
+    maxInverted,
+    stopped,
+    peakMemoryMiB: peakMemoryMiB(),
+    timing,
+  };
+  return { summary, state };
+}
+
+/** Peak resident set size of this process so far (MiB); NaN where the runtime cannot tell (a browser). */
+function peakMemoryMiB(): number {
+  const proc = (globalThis as { process?: { resourceUsage?: () => { maxRSS: number } } }).process;
+  return proc?.resourceUsage ? proc.resourceUsage().maxRSS / 1024 : NaN;
+}

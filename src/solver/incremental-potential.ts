@@ -1,0 +1,118 @@
+import { BsrMatrix, PatternBuilder } from '../math/bsr.js';
+import type { PotentialTerm } from '../energies/potential.js';
+import type { Model } from '../model/model.js';
+
+/**
+ * A frozen quadratic 1/2 (x - center)^T K (x - center), scaled: the semi-implicit Rayleigh damping of seed 000
+ * Eq. 17 (K the elastic Hessian at x_n), later lagged friction. It enters the minimisation but is not part of P.
+ */
+export interface FrozenQuadratic {
+  readonly K: BsrMatrix;
+  readonly center: Float64Array;
+  scale: number;
+}
+
+/**
+ * The one objective every implicit step minimises (shared/DESIGN.md):
+ *
+ *     E(x) = 1/2 (x - xTilde)^T M (x - xTilde) + c P(x) (+ frozen quadratic terms)
+ *
+ * Integrators set the predictor xTilde and the weight c; constrained DOFs keep whatever value x holds.
+ */
+export class IncrementalPotential {
+  readonly hessian: BsrMatrix;
+  readonly predictor: Float64Array;
+  weight = 1;
+  readonly frozen: FrozenQuadratic[] = [];
+  private readonly scratch: Float64Array;
+  private readonly nonlinearTerms: readonly PotentialTerm[];
+
+  constructor(readonly model: Model) {
+    const builder = new PatternBuilder(model.nNodes);
+    for (const term of model.terms) term.addPattern(builder);
+    this.hessian = new BsrMatrix(builder.build());
+    for (const term of model.terms) term.bindPattern?.(this.hessian);
+    this.predictor = new Float64Array(3 * model.nNodes);
+    this.scratch = new Float64Array(3 * model.nNodes);
+    this.nonlinearTerms = model.terms.filter((t) => !t.isLinear);
+  }
+
+  /** A matrix with the same pattern as the Hessian (for frozen quadratic terms). */
+  newMatrix(): BsrMatrix {
+    return new BsrMatrix(this.hessian.pattern);
+  }
+
+  /** E(x); Infinity when any term is infeasible at x. */
+  value(x: Float64Array): number {
+    const { mass } = this.model;
+    const xt = this.predictor;
+    let inertia = 0;
+    for (let d = 0; d < x.length; d++) {
+      const r = x[d] - xt[d];
+      inertia += mass[d] * r * r;
+    }
+    let p = 0;
+    for (const term of this.model.terms) p += term.energy(x);
+    let e = 0.5 * inertia + this.weight * p;
+    for (const q of this.frozen) e += q.scale * frozenValue(q, x, this.scratch);
+    return e;
+  }
+
+  /** g = grad E(x), with zeros on constrained DOFs. */
+  gradient(x: Float64Array, g: Float64Array): void {
+    const { mass, constrained } = this.model;
+    const xt = this.predictor;
+    for (let d = 0; d < x.length; d++) g[d] = mass[d] * (x[d] - xt[d]);
+    for (const term of this.model.terms) term.addGradient(x, this.weight, g);
+    for (const q of this.frozen) frozenAddGradient(q, x, g, this.scratch);
+    for (let d = 0; d < x.length; d++) if (constrained[d]) g[d] = 0;
+  }
+
+  /** Assembles M + c Hess P (+ frozen K) into this.hessian, constrained rows and columns replaced by identity. */
+  assembleHessian(x: Float64Array, projectPsd: boolean): BsrMatrix {
+    const H = this.hessian;
+    H.zero();
+    H.addDiagonal(this.model.mass, 1);
+    for (const term of this.nonlinearTerms) term.addHessian(x, this.weight, H, projectPsd);
+    for (const q of this.frozen) {
+      const v = H.values;
+      const k = q.K.values;
+      for (let i = 0; i < v.length; i++) v[i] += q.scale * k[i];
+    }
+    H.applyDirichlet(this.model.constrained);
+    return H;
+  }
+
+  /** Largest step fraction along dx that every term accepts (inversion, later collisions). */
+  maxStep(x: Float64Array, dx: Float64Array): number {
+    let t = 1;
+    for (const term of this.model.terms) if (term.maxStep) t = Math.min(t, term.maxStep(x, dx));
+    return t;
+  }
+}
+
+function frozenValue(q: FrozenQuadratic, x: Float64Array, r: Float64Array): number {
+  for (let d = 0; d < x.length; d++) r[d] = x[d] - q.center[d];
+  const Kr = frozenProduct(q, r);
+  let e = 0;
+  for (let d = 0; d < x.length; d++) e += r[d] * Kr[d];
+  return 0.5 * e;
+}
+
+function frozenAddGradient(q: FrozenQuadratic, x: Float64Array, g: Float64Array, r: Float64Array): void {
+  for (let d = 0; d < x.length; d++) r[d] = x[d] - q.center[d];
+  const Kr = frozenProduct(q, r);
+  for (let d = 0; d < x.length; d++) g[d] += q.scale * Kr[d];
+}
+
+const productBuffers = new WeakMap<FrozenQuadratic, Float64Array>();
+
+function frozenProduct(q: FrozenQuadratic, r: Float64Array): Float64Array {
+  let out = productBuffers.get(q);
+  if (!out || out.length !== r.length) {
+    out = new Float64Array(r.length);
+    productBuffers.set(q, out);
+  }
+  q.K.multiply(r, out);
+  return out;
+}

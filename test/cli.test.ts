@@ -1,0 +1,202 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { collectParam, parseRational, parseTimeStep } from '../src/cli/args.js';
+import { main } from '../src/cli/main.js';
+import { METRICS_COLUMNS } from '../src/io/run-output.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'vivace-cli-'));
+process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
+const root = fileURLToPath(new URL('..', import.meta.url));
+const oscillatorJson = JSON.parse(readFileSync(join(root, 'scenes', 'oscillator.json'), 'utf8'));
+
+/** Runs the CLI in-process with captured output. */
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, {
+    stdout: { write: (s: string) => out.push(s), isTTY: false },
+    stderr: { write: (s: string) => err.push(s), isTTY: false },
+  });
+  return { code, out: out.join(''), err: err.join('') };
+}
+
+function csv(path: string): { header: string[]; rows: number[][] } {
+  const lines = readFileSync(path, 'utf8').split('\n');
+  assert.equal(lines.pop(), '', 'metrics.csv ends with a complete line');
+  const header = lines[0].split(',');
+  // Oscillator rows have no warnings, so a plain split is exact; empty fields (NaN alpha) become NaN.
+  const rows = lines.slice(1).map((l) => l.split(',').map((f) => (f === '' ? NaN : Number(f))));
+  return { header, rows };
+}
+
+test('run oscillator --duration 1 writes metrics.csv (11 rows), summary.json, energy.svg and frames', async () => {
+  const dir = join(tmp, 'osc');
+  const r = await cli('run', 'oscillator', '--duration', '1', '--out', dir);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /metrics\.csv/);
+
+  const { header, rows } = csv(join(dir, 'metrics.csv'));
+  assert.deepEqual(header, [...METRICS_COLUMNS, 'spring', 'warning']);
+  assert.equal(rows.length, 11);
+  const c = (name: string) => header.indexOf(name);
+  rows.forEach((row, i) => {
+    assert.equal(row.length, header.length);
+    assert.equal(row[c('step')], i);
+    assert.ok(Math.abs(row[c('t')] - 0.1 * i) < 1e-12);
+    assert.ok(Math.abs(row[c('kinetic')] + row[c('potential')] - row[c('total')]) < 1e-9);
+    assert.ok(Math.abs(row[c('spring')] - row[c('potential')]) < 1e-9, 'the spring is the only potential');
+    assert.ok(i === 0 ? Number.isNaN(row[c('alpha')]) : Number.isFinite(row[c('alpha')]));
+  });
+  // Step 0 is the initial state of the scene: x = (1, 0, 0), v = 0, H = |x|^2 / 2.
+  assert.equal(rows[0][c('kinetic')], 0);
+  assert.equal(rows[0][c('total')], 0.5);
+  assert.equal(rows[0][c('target')], 0.5);
+
+  const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
+  assert.equal(summary.scene, 'oscillator');
+  assert.equal(summary.integrator, 'a-search');
+  assert.equal(summary.h, 0.1);
+  assert.equal(summary.steps, 10);
+  assert.equal(summary.stopped, null);
+  assert.equal(summary.initialEnergy, 0.5);
+  assert.ok(Math.abs(summary.finalEnergy - rows[10][c('total')]) < 1e-9);
+  assert.ok(Math.abs(summary.energyKept - summary.finalEnergy / summary.initialEnergy) < 1e-12);
+  const printed = /energy kept \(final \/ initial total\): (\S+) /.exec(r.out);
+  assert.ok(printed, r.out);
+  assert.equal(Number(printed[1]), Number(summary.energyKept.toPrecision(6)));
+  assert.equal(summary.options.duration, 1);
+  assert.equal(summary.effectiveScene.duration, 1);
+
+  const svg = readFileSync(join(dir, 'energy.svg'), 'utf8');
+  assert.match(svg, /^<svg[^>]*>/);
+  assert.match(svg, /<\/svg>\s*$/);
+  assert.ok(svg.includes('<path'), 'the plot draws lines');
+
+  // frameRate 10 with h = 0.1: a frame every step.
+  const frames = readdirSync(join(dir, 'frames')).sort();
+  assert.equal(frames.length, 11);
+  assert.equal(frames[0], 'frame_00000.obj');
+  assert.equal(frames[10], 'frame_00010.obj');
+  const first = readFileSync(join(dir, 'frames', 'frame_00000.obj'), 'utf8').trim().split('\n');
+  assert.equal(first.length, 2, 'two particles, no faces');
+  assert.deepEqual(first[0].split(/\s+/).slice(1).map(Number), [1, 0, 0]);
+});
+
+test('bad flags and bad scene files exit with code 2, name the culprit and create no output folder', async () => {
+  const bad = (name: string, json: string) => {
+    const path = join(tmp, name);
+    writeFileSync(path, json);
+    return path;
+  };
+  const wrongType = bad('wrong-type.json', JSON.stringify({ ...oscillatorJson, dt: 'fast' }, null, 2));
+  const syntaxText = JSON.stringify(oscillatorJson, null, 2).replace('"dt": 0.1,', '"dt": 0.1,,');
+  const syntax = bad('syntax.json', syntaxText);
+  const badLine = syntaxText.split('\n').findIndex((l) => l.includes(',,')) + 1;
+  const badColumn = syntaxText.split('\n')[badLine - 1].indexOf(',,') + 2;
+  const cases: [string[], RegExp[]][] = [
+    [['run', 'oscillator', '--dt', 'abc'], [/--dt/, /fraction/]],
+    [['run', 'oscillator', '--dt', '0'], [/--dt/]],
+    [['run', 'oscillator', '--integrator', 'nope'], [/--integrator/, /'nope'/, /a-search/, /implicit-midpoint/]],
+    [['run', 'oscillator', '--param', 'nope=1'], [/--param/, /'nope'/, /alphaMin, alphaMax, sparse/]],
+    [['run', 'oscillator', '--param', 'alphaMax=big'], [/--param/, /alphaMax/]],
+    [['run', 'oscillator', '--linear', 'lu'], [/--linear/, /pcg, ldlt/]],
+    [['run', 'oscillator', '--bogus'], [/--bogus/]],
+    [['run', wrongType], [/wrong-type\.json/, /\bdt: .*expected number/]],
+    [['run', syntax], [new RegExp(`syntax\\.json:${badLine}:${badColumn}: invalid JSON`)]],
+    [['run', 'no-such-scene'], [/no-such-scene/, /oscillator/]],
+    [['compare', 'oscillator', '--integrators', 'bdf2,nope'], [/--integrators/, /'nope'/]],
+  ];
+  for (const [i, [argv, patterns]] of cases.entries()) {
+    const out = join(tmp, `bad-${i}`);
+    const r = await cli(...argv, '--out', out);
+    assert.equal(r.code, 2, `${argv.join(' ')}: exit code (stderr: ${r.err})`);
+    for (const p of patterns) assert.match(r.err, p, `${argv.join(' ')}: message`);
+    assert.equal(existsSync(out), false, `${argv.join(' ')}: no output folder`);
+  }
+});
+
+test('--dt takes decimals and fractions; 1/120 is exactly 1/120', async () => {
+  assert.equal(parseTimeStep('1/120'), 1 / 120);
+  assert.equal(parseTimeStep('0.005'), 0.005);
+  assert.equal(parseTimeStep('2e-3'), 0.002);
+  assert.ok(Number.isNaN(parseRational('1/x')));
+  assert.ok(Number.isNaN(parseRational('1/120/2')));
+  assert.throws(() => parseTimeStep('-1/120'));
+  assert.throws(() => parseTimeStep('1/0'));
+  assert.deepEqual(collectParam('sparse=true', collectParam('alphaMax=1.2', undefined)), { alphaMax: 1.2, sparse: true });
+  assert.deepEqual(collectParam('alphaMin=-0.5', undefined), { alphaMin: -0.5 });
+  const dir = join(tmp, 'dt');
+  const r = await cli('run', 'oscillator', '--dt', '1/120', '--duration', '0.05', '--integrator', 'implicit-midpoint', '--quiet', '--out', dir);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.out, '', '--quiet prints nothing');
+  const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
+  assert.equal(summary.h, 1 / 120);
+  assert.equal(summary.steps, 6);
+});
+
+test('a run that blows up keeps valid outputs, writes summary.json with `stopped` and exits with code 3', async () => {
+  // Explicit Euler on the unit oscillator multiplies H by (1 + h^2) per step: with h = 1 it doubles every step.
+  const dir = join(tmp, 'blowup');
+  const r = await cli('run', 'oscillator', '--integrator', 'explicit-euler', '--dt', '1', '--duration', '30', '--out', dir);
+  assert.equal(r.code, 3);
+  assert.match(r.err, /stopped early at step \d+ .*unstable/);
+  const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
+  assert.match(summary.stopped, /unstable/);
+  assert.ok(summary.steps < 30);
+  const { rows, header } = csv(join(dir, 'metrics.csv'));
+  assert.equal(rows.length, summary.steps + 1);
+  const total = header.indexOf('total');
+  for (let i = 1; i < rows.length; i++) assert.ok(Math.abs(rows[i][total] / rows[i - 1][total] - 2) < 1e-9, `H doubles at step ${i}`);
+  assert.match(readFileSync(join(dir, 'energy.svg'), 'utf8'), /<\/svg>\s*$/);
+});
+
+test('compare runs each integrator into its folder and reports every run, a blow-up included', async () => {
+  const dir = join(tmp, 'compare');
+  const r = await cli('compare', 'oscillator', '--integrators', 'implicit-midpoint,explicit-euler', '--dt', '1', '--duration', '30', '--out', dir);
+  assert.equal(r.code, 0, r.err);
+  for (const name of ['implicit-midpoint', 'explicit-euler']) {
+    assert.ok(existsSync(join(dir, name, 'metrics.csv')));
+    assert.ok(existsSync(join(dir, name, 'summary.json')));
+  }
+  for (const f of ['energy.svg', 'energy-components.svg']) assert.match(readFileSync(join(dir, f), 'utf8'), /^<svg[\s\S]*<\/svg>\s*$/);
+  const report = readFileSync(join(dir, 'report.md'), 'utf8');
+  const rows = report.split('\n').filter((l) => l.startsWith('| ['));
+  assert.equal(rows.length, 2);
+  const cells = rows.map((row) => row.split(' | ').map((s) => s.trim()));
+  assert.match(cells[0][0], /implicit-midpoint/);
+  assert.equal(cells[0][2], '30');
+  // The midpoint rule keeps the quadratic energy of a linear oscillator exactly.
+  assert.ok(Math.abs(Number(cells[0][5]) - 1) < 1e-6, `energy kept ${cells[0][5]}`);
+  assert.match(cells[0][8], /^ok/);
+  assert.match(cells[1][0], /explicit-euler/);
+  assert.match(cells[1][8], /^stopped at step \d+: unstable/);
+});
+
+test('scenes lists the built-in scenes and, with --integrators, the integrators and their params', async () => {
+  const scenes = await cli('scenes');
+  assert.equal(scenes.code, 0);
+  assert.match(scenes.out, /^oscillator\s+0\.1\s+20\s+1\s+a-search$/m);
+  const integ = await cli('scenes', '--integrators');
+  assert.match(integ.out, /^a-search \(implicit\): /m);
+  assert.match(integ.out, /--param alphaMax=1\.1\s+upper clip/);
+  const schema = JSON.parse((await cli('scenes', '--schema')).out);
+  assert.ok(schema.properties.bodies);
+});
+
+test('bin/vivace.js runs the CLI as a program and passes its exit code on', () => {
+  // One spawn only (start-up costs seconds): a run that blows up exercises the whole path and a non-zero code.
+  const dir = join(tmp, 'spawned');
+  const r = spawnSync(process.execPath, [join(root, 'bin', 'vivace.js'), 'run', 'oscillator', '--integrator', 'explicit-euler', '--dt', '1', '--duration', '30', '--out', dir], {
+    encoding: 'utf8',
+    cwd: tmp,
+  });
+  assert.equal(r.status, 3, r.stderr);
+  assert.match(r.stdout, /energy kept/);
+  assert.match(r.stderr, /stopped early/);
+  assert.match(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).stopped, /unstable/);
+});

@@ -1,0 +1,261 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ElasticTets, lumpedMass, tetVolume } from '../src/energies/elastic-tets.js';
+import { MATERIAL_MODELS, createMaterial, type MaterialModel } from '../src/energies/materials.js';
+import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import { symmetricEigen } from '../src/math/eigen-sym.js';
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Three tets sharing faces around 6 nodes, with jittered positions; tets reoriented to positive volume.
+ */
+function smallMesh(rand: () => number): { X: Float64Array; tets: Uint32Array } {
+  const base = [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 0.2, 0.9, 0.1, 1];
+  const X = Float64Array.from(base, (v) => v + 0.15 * (2 * rand() - 1));
+  const tets = Uint32Array.from([0, 1, 2, 3, 1, 2, 3, 4, 1, 3, 4, 5]);
+  for (let e = 0; e < 3; e++) {
+    if (tetVolume(X, tets, e) < 0) {
+      const t = tets[4 * e + 2];
+      tets[4 * e + 2] = tets[4 * e + 3];
+      tets[4 * e + 3] = t;
+    }
+  }
+  return { X, tets };
+}
+
+function assemble(term: ElasticTets, n: number): BsrMatrix {
+  const builder = new PatternBuilder(n);
+  term.addPattern(builder);
+  const H = new BsrMatrix(builder.build());
+  term.bindPattern(H);
+  return H;
+}
+
+const material = (model: MaterialModel, nu = 0.35) => createMaterial(model, { youngsModulus: 100, poissonRatio: nu });
+
+test('gradient matches central differences of the total energy, for every material', () => {
+  const rand = rng(21);
+  for (const model of MATERIAL_MODELS) {
+    for (const amount of [0.05, 0.25]) {
+      const { X, tets } = smallMesh(rand);
+      const term = new ElasticTets(X, tets, material(model));
+      const x = Float64Array.from(X, (v) => v + amount * (2 * rand() - 1));
+      assert.equal(term.countInverted(x), 0, 'test mesh must stay uninverted');
+      const g = new Float64Array(x.length);
+      term.addGradient(x, 2, g);
+      const h = 1e-6;
+      let maxErr = 0;
+      let maxG = 0;
+      for (let d = 0; d < x.length; d++) {
+        const xd = x[d];
+        x[d] = xd + h;
+        const ep = term.energy(x);
+        x[d] = xd - h;
+        const em = term.energy(x);
+        x[d] = xd;
+        const fd = (2 * (ep - em)) / (2 * h);
+        maxErr = Math.max(maxErr, Math.abs(fd - g[d]));
+        maxG = Math.max(maxG, Math.abs(g[d]));
+      }
+      assert.ok(maxG > 1e-3, `${model}: gradient suspiciously small`);
+      assert.ok(maxErr < 1e-6 * maxG, `${model} amount ${amount}: gradient error ${maxErr} vs ${maxG}`);
+    }
+  }
+});
+
+test('exact Hessian matches central differences of the gradient; projected Hessian is PSD', () => {
+  const rand = rng(22);
+  for (const model of MATERIAL_MODELS) {
+    for (const amount of [0.05, 0.3]) {
+      const { X, tets } = smallMesh(rand);
+      const term = new ElasticTets(X, tets, material(model));
+      const x = Float64Array.from(X, (v) => v + amount * (2 * rand() - 1));
+      if (term.countInverted(x) > 0) continue;
+      const n = x.length / 3;
+      const H = assemble(term, n);
+      term.addHessian(x, 3, H, false);
+      const dense = H.toDense();
+      const m = x.length;
+      const h = 1e-6;
+      const gp = new Float64Array(m);
+      const gm = new Float64Array(m);
+      let maxErr = 0;
+      let maxH = 0;
+      for (let d = 0; d < m; d++) {
+        gp.fill(0);
+        gm.fill(0);
+        const xd = x[d];
+        x[d] = xd + h;
+        term.addGradient(x, 3, gp);
+        x[d] = xd - h;
+        term.addGradient(x, 3, gm);
+        x[d] = xd;
+        for (let r = 0; r < m; r++) {
+          const fd = (gp[r] - gm[r]) / (2 * h);
+          maxErr = Math.max(maxErr, Math.abs(fd - dense[r][d]));
+          maxH = Math.max(maxH, Math.abs(dense[r][d]));
+        }
+      }
+      assert.ok(maxErr < 1e-6 * maxH, `${model} amount ${amount}: Hessian error ${maxErr} vs ${maxH}`);
+
+      // Projected: PSD, and no larger than needed (equal to exact when each element's dP/dF is PSD, at rest).
+      H.zero();
+      term.addHessian(x, 3, H, true);
+      const P = H.toDense();
+      const flat = new Float64Array(m * m);
+      for (let r = 0; r < m; r++) for (let c = 0; c < m; c++) flat[m * r + c] = P[r][c];
+      const w = new Float64Array(m);
+      symmetricEigen(flat, m, w, new Float64Array(m * m), new Float64Array(m * m));
+      assert.ok(Math.min(...w) > -1e-9 * maxH, `${model}: projected Hessian eigenvalue ${Math.min(...w)}`);
+    }
+    // At rest every material's dP/dF is PSD, so projection must not change the Hessian.
+    const { X, tets } = smallMesh(rand);
+    const term = new ElasticTets(X, tets, material(model));
+    const H = assemble(term, X.length / 3);
+    term.addHessian(X, 1, H, false);
+    const exact = Float64Array.from(H.values);
+    H.zero();
+    term.addHessian(X, 1, H, true);
+    let diff = 0;
+    for (let i = 0; i < exact.length; i++) diff = Math.max(diff, Math.abs(exact[i] - H.values[i]));
+    assert.ok(diff < 1e-10 * Math.max(...exact.map(Math.abs)), `${model}: projection changed the rest Hessian`);
+  }
+});
+
+test('rest state and rigid motions: zero energy and zero force (nonlinear materials)', () => {
+  const rand = rng(23);
+  const { X, tets } = smallMesh(rand);
+  const c = Math.cos(0.7);
+  const s = Math.sin(0.7);
+  const moved = new Float64Array(X.length);
+  for (let i = 0; i < X.length / 3; i++) {
+    const [x, y, z] = [X[3 * i], X[3 * i + 1], X[3 * i + 2]];
+    moved[3 * i] = c * x - s * y + 1;
+    moved[3 * i + 1] = s * x + c * y - 2;
+    moved[3 * i + 2] = z + 0.5;
+  }
+  for (const model of MATERIAL_MODELS) {
+    const term = new ElasticTets(X, tets, material(model));
+    assert.ok(Math.abs(term.energy(X)) < 1e-12);
+    const g = new Float64Array(X.length);
+    term.addGradient(X, 1, g);
+    assert.ok(Math.max(...g.map(Math.abs)) < 1e-12);
+    if (model === 'linear') {
+      assert.ok(term.energy(moved) > 1e-2, 'linear elasticity is not rotation invariant');
+      continue;
+    }
+    assert.ok(Math.abs(term.energy(moved)) < 1e-11, `${model}: rigid motion energy ${term.energy(moved)}`);
+    g.fill(0);
+    term.addGradient(moved, 1, g);
+    assert.ok(Math.max(...g.map(Math.abs)) < 1e-10, `${model}: rigid motion force`);
+  }
+});
+
+test('energy of a uniformly stretched tet is V psi(F)', () => {
+  const X = Float64Array.from([0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2]);
+  const tets = Uint32Array.from([0, 1, 2, 3]);
+  const F = Float64Array.from([1.2, 0.1, 0, 0, 0.9, 0, 0.05, 0, 1.1]);
+  const x = new Float64Array(12);
+  for (let i = 0; i < 4; i++)
+    for (let r = 0; r < 3; r++) x[3 * i + r] = F[3 * r] * X[3 * i] + F[3 * r + 1] * X[3 * i + 1] + F[3 * r + 2] * X[3 * i + 2];
+  for (const model of MATERIAL_MODELS) {
+    const mat = material(model);
+    const term = new ElasticTets(X, tets, mat);
+    assert.ok(Math.abs(term.restVolume[0] - 8 / 6) < 1e-15);
+    assert.ok(Math.abs(term.energy(x) - (8 / 6) * mat.energyDensity(F)) < 1e-12 * term.energy(x));
+  }
+});
+
+test('maxStep: a known inversion time, and J > 0 along the filtered step for random directions', () => {
+  const X = Float64Array.from([0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1]);
+  const tets = Uint32Array.from([0, 1, 2, 3]);
+  const nh = new ElasticTets(X, tets, material('neo-hookean'));
+  // Node 3 moves straight down through the opposite face: det = 1 - 2 s, flat at s = 0.5.
+  const dx = Float64Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -2]);
+  assert.ok(Math.abs(nh.maxStep(X, dx) - 0.4) < 1e-12);
+  // A step that never inverts keeps t = 1; so does a material without a barrier.
+  assert.equal(nh.maxStep(X, Float64Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.5])), 1);
+  assert.equal(new ElasticTets(X, tets, material('stvk')).maxStep(X, dx), 1);
+
+  const rand = rng(24);
+  let limited = 0;
+  for (let trial = 0; trial < 300; trial++) {
+    const mesh = smallMesh(rand);
+    const term = new ElasticTets(mesh.X, mesh.tets, material('neo-hookean'));
+    const x = Float64Array.from(mesh.X, (v) => v + 0.1 * (2 * rand() - 1));
+    if (term.countInverted(x) > 0) continue;
+    const size = 3 * rand();
+    const step = Float64Array.from(x, () => size * (2 * rand() - 1));
+    const t = term.maxStep(x, step);
+    assert.ok(t > 0 && t <= 1);
+    const y = new Float64Array(x.length);
+    for (let k = 1; k <= 100; k++) {
+      const s = (t * k) / 100;
+      for (let d = 0; d < x.length; d++) y[d] = x[d] + s * step[d];
+      assert.equal(term.countInverted(y), 0, `trial ${trial}: inverted at s = ${s} <= t = ${t}`);
+      assert.ok(Number.isFinite(term.energy(y)));
+    }
+    if (t < 1) {
+      limited++;
+      // Tight: the first inversion happens right at t / 0.8.
+      const s = (t / 0.8) * (1 + 1e-9);
+      for (let d = 0; d < x.length; d++) y[d] = x[d] + s * step[d];
+      assert.ok(term.countInverted(y) > 0, `trial ${trial}: no inversion at t / 0.8`);
+    }
+  }
+  assert.ok(limited > 30, `only ${limited} limited steps`);
+});
+
+test('countInverted, and a neo-Hookean inverted tet: infinite energy, named in the gradient error', () => {
+  const rand = rng(25);
+  const { X, tets } = smallMesh(rand);
+  const term = new ElasticTets(X, tets, material('neo-hookean'), 'jelly');
+  const x = Float64Array.from(X);
+  // Push node 0 through the face (1, 2, 3) of tet 0.
+  const cx = (X[3] + X[6] + X[9]) / 3;
+  const cy = (X[4] + X[7] + X[10]) / 3;
+  const cz = (X[5] + X[8] + X[11]) / 3;
+  x[0] = 2 * cx - X[0];
+  x[1] = 2 * cy - X[1];
+  x[2] = 2 * cz - X[2];
+  assert.equal(term.countInverted(x), 1);
+  assert.equal(term.energy(x), Infinity);
+  assert.throws(() => term.addGradient(x, 1, new Float64Array(x.length)), /jelly.*tet 0 .*inverted/);
+  assert.equal(term.countInverted(X), 0);
+});
+
+test('rest mesh validation names the bad tet', () => {
+  const X = Float64Array.from([0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 0.5, 0.5, 0]);
+  const mat = material('corotated');
+  assert.throws(() => new ElasticTets(X, Uint32Array.from([0, 1, 2, 3, 0, 2, 1, 3]), mat), /tet 1 .*rest volume/);
+  // Node 5 lies in the plane of nodes 0, 1, 2: a flat tet.
+  assert.throws(() => new ElasticTets(X, Uint32Array.from([0, 1, 2, 3, 0, 1, 2, 5]), mat), /tet 1 /);
+  assert.throws(() => new ElasticTets(X, Uint32Array.from([0, 1, 2, 9]), mat), /node 9/);
+});
+
+test('lumpedMass: per node and per DOF, total = density x volume', () => {
+  const rand = rng(26);
+  const { X, tets } = smallMesh(rand);
+  const n = X.length / 3;
+  let volume = 0;
+  for (let e = 0; e < 3; e++) volume += tetVolume(X, tets, e);
+  const perNode = new Float64Array(n);
+  lumpedMass(X, tets, 1000, perNode);
+  assert.ok(Math.abs(perNode.reduce((a, b) => a + b, 0) - 1000 * volume) < 1e-9);
+  const perDof = new Float64Array(3 * n);
+  lumpedMass(X, tets, 1000, perDof);
+  for (let i = 0; i < n; i++) for (let r = 0; r < 3; r++) assert.equal(perDof[3 * i + r], perNode[i]);
+  // Node 0 belongs to tet 0 only.
+  assert.ok(Math.abs(perNode[0] - (1000 * tetVolume(X, tets, 0)) / 4) < 1e-12);
+  assert.throws(() => lumpedMass(X, tets, 1, new Float64Array(n + 1)), /length/);
+});

@@ -1,0 +1,58 @@
+import { Springs } from '../src/energies/springs.js';
+import type { PotentialTerm } from '../src/energies/potential.js';
+import { Dynamics, type SolveSettings } from '../src/integrators/dynamics.js';
+import { EnergyTarget, type EnergyTargetOptions, defaultEnergyTarget } from '../src/integrators/energy-target.js';
+import type { Integrator, IntegratorParams } from '../src/integrators/integrator.js';
+import { findIntegrator } from '../src/integrators/registry.js';
+import { createLinearSolver } from '../src/math/linear-solver.js';
+import type { Model } from '../src/model/model.js';
+
+/**
+ * The oscillator of the issue: a particle of mass m on a zero-rest-length spring of stiffness k to a fixed anchor
+ * at the origin. Node 0 is the particle, node 1 the anchor.
+ */
+export function oscillatorModel(m = 1, k = 1, x0: [number, number, number] = [1, 0, 0], v0: [number, number, number] = [0, 0, 0]): Model {
+  const terms: PotentialTerm[] = [new Springs(Uint32Array.from([0, 1]), Float64Array.from([k]), Float64Array.from([0]))];
+  return {
+    nNodes: 2,
+    rest: Float64Array.from([...x0, 0, 0, 0]),
+    x0: Float64Array.from([...x0, 0, 0, 0]),
+    v0: Float64Array.from([...v0, 0, 0, 0]),
+    mass: Float64Array.from([m, m, m, m, m, m]),
+    constrained: Uint8Array.from([0, 0, 0, 1, 1, 1]),
+    motions: [],
+    terms,
+    bodies: [],
+    surface: new Uint32Array(0),
+  };
+}
+
+export function tightSettings(overrides: Partial<SolveSettings> = {}): SolveSettings {
+  return {
+    tolerance: 1e-12,
+    maxIterations: 50,
+    projectPsd: true,
+    linearSolver: createLinearSolver('ldlt'),
+    rayleigh: 0,
+    ...overrides,
+  };
+}
+
+export interface Harness {
+  dyn: Dynamics;
+  target: EnergyTarget;
+  integrator: Integrator;
+}
+
+export function makeIntegrator(
+  model: Model,
+  name: string,
+  params: IntegratorParams = {},
+  settings: SolveSettings = tightSettings(),
+  energy: EnergyTargetOptions = defaultEnergyTarget,
+): Harness {
+  const dyn = new Dynamics(model, settings);
+  const target = new EnergyTarget(energy);
+  const integrator = findIntegrator(name).create({ dyn, target }, params);
+  return { dyn, target, integrator };
+}

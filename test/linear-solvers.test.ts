@@ -1,0 +1,391 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BsrMatrix, PatternBuilder, type BsrPattern } from '../src/math/bsr.js';
+import { createDenseKernel } from '../src/math/dense-kernel.js';
+import { analyzeLdlt, LdltSolver } from '../src/math/ldlt.js';
+import { createLinearSolver } from '../src/math/linear-solver.js';
+import {
+  approximateMinimumDegree,
+  columnCounts,
+  eliminationTree,
+  graphFromPattern,
+  inversePermutation,
+  nestedDissection,
+  postorder,
+  rateOrdering,
+} from '../src/math/ordering.js';
+import { PcgSolver } from '../src/math/pcg.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// helpers
+
+/** Deterministic generator in [0, 1). */
+function rng(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** Random symmetric pattern: a path (so it is connected) plus random extra edges and small cliques. */
+function randomPattern(n: number, extraEdges: number, rand: () => number): BsrPattern {
+  const b = new PatternBuilder(n);
+  for (let i = 0; i + 1 < n; i++) if (rand() < 0.7) b.addClique([i, i + 1]);
+  for (let e = 0; e < extraEdges; e++) {
+    const i = Math.floor(rand() * n);
+    const j = Math.floor(rand() * n);
+    if (i !== j) b.addClique([i, j]);
+  }
+  for (let c = 0; c < n / 8; c++) {
+    const nodes = [0, 1, 2, 3].map(() => Math.floor(rand() * n));
+    if (new Set(nodes).size === 4) b.addClique(nodes);
+  }
+  return b.build();
+}
+
+/** Random symmetric values on a pattern, made diagonally dominant (hence SPD). */
+function randomSpd(pattern: BsrPattern, rand: () => number): BsrMatrix {
+  const A = new BsrMatrix(pattern);
+  const { n, rowStart, col } = pattern;
+  for (let i = 0; i < n; i++) {
+    for (let s = rowStart[i]; s < rowStart[i + 1]; s++) {
+      const j = col[s];
+      if (j < i) continue;
+      const t = pattern.slot(j, i);
+      for (let a = 0; a < 3; a++)
+        for (let c = 0; c < 3; c++) {
+          if (i === j && c < a) continue;
+          const val = 2 * rand() - 1;
+          A.values[9 * s + 3 * a + c] = val;
+          A.values[9 * t + 3 * c + a] = val; // block (j, i) = block (i, j)^T
+        }
+    }
+  }
+  // diagonal dominance: d_ii = 1 + sum of |row|
+  const dense = A.toDense();
+  for (let i = 0; i < n; i++) {
+    const o = 9 * pattern.diagSlot[i];
+    for (let a = 0; a < 3; a++) {
+      let sum = 0;
+      for (let c = 0; c < 3 * n; c++) if (c !== 3 * i + a) sum += Math.abs(dense[3 * i + a][c]);
+      A.values[o + 4 * a] = 1 + sum + rand();
+    }
+  }
+  return A;
+}
+
+/** 3D grid Laplacian (7-point, plus a mass term) tensor I3, on nx*ny*nz nodes. */
+function gridLaplacian(nx: number, ny: number, nz: number, mass = 0.1): BsrMatrix {
+  const id = (i: number, j: number, k: number): number => i + nx * (j + ny * k);
+  const b = new PatternBuilder(nx * ny * nz);
+  for (let k = 0; k < nz; k++)
+    for (let j = 0; j < ny; j++)
+      for (let i = 0; i < nx; i++) {
+        if (i + 1 < nx) b.addClique([id(i, j, k), id(i + 1, j, k)]);
+        if (j + 1 < ny) b.addClique([id(i, j, k), id(i, j + 1, k)]);
+        if (k + 1 < nz) b.addClique([id(i, j, k), id(i, j, k + 1)]);
+      }
+  const pattern = b.build();
+  const A = new BsrMatrix(pattern);
+  const { rowStart, col } = pattern;
+  for (let i = 0; i < pattern.n; i++) {
+    for (let s = rowStart[i]; s < rowStart[i + 1]; s++) {
+      const j = col[s];
+      const value = i === j ? rowStart[i + 1] - rowStart[i] - 1 + mass : -1;
+      for (let a = 0; a < 3; a++) A.values[9 * s + 4 * a] = value;
+    }
+  }
+  return A;
+}
+
+/** Dense Cholesky solve, the independent reference. */
+function denseSolve(M: Float64Array[], b: Float64Array): Float64Array {
+  const n = M.length;
+  const L = M.map((row) => row.slice());
+  for (let j = 0; j < n; j++) {
+    let d = L[j][j];
+    for (let q = 0; q < j; q++) d -= L[j][q] * L[j][q];
+    if (!(d > 0)) throw new Error('dense reference: not SPD');
+    const ljj = Math.sqrt(d);
+    L[j][j] = ljj;
+    for (let i = j + 1; i < n; i++) {
+      let s = L[i][j];
+      for (let q = 0; q < j; q++) s -= L[i][q] * L[j][q];
+      L[i][j] = s / ljj;
+    }
+  }
+  const y = Float64Array.from(b);
+  for (let i = 0; i < n; i++) {
+    for (let q = 0; q < i; q++) y[i] -= L[i][q] * y[q];
+    y[i] /= L[i][i];
+  }
+  for (let i = n - 1; i >= 0; i--) {
+    for (let q = i + 1; q < n; q++) y[i] -= L[q][i] * y[q];
+    y[i] /= L[i][i];
+  }
+  return y;
+}
+
+function randomVector(n: number, rand: () => number): Float64Array {
+  const v = new Float64Array(n);
+  for (let i = 0; i < n; i++) v[i] = 2 * rand() - 1;
+  return v;
+}
+
+function relativeError(x: Float64Array, ref: Float64Array): number {
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < x.length; i++) {
+    num += (x[i] - ref[i]) ** 2;
+    den += ref[i] ** 2;
+  }
+  return Math.sqrt(num / den);
+}
+
+function isPermutation(p: Int32Array, n: number): boolean {
+  if (p.length !== n) return false;
+  const seen = new Uint8Array(n);
+  for (const v of p) {
+    if (v < 0 || v >= n || seen[v]) return false;
+    seen[v] = 1;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// dense kernel
+
+test('dense kernel: WebAssembly SIMD and JS fallback match a naive C -= A B^T with separate strides', () => {
+  const rand = rng(3);
+  for (const forceJs of [false, true]) {
+    const k = createDenseKernel(forceJs);
+    for (const [p, nr, nc] of [[0, 3, 2], [1, 5, 3], [7, 9, 1], [16, 4, 2], [33, 13, 7], [64, 8, 8]]) {
+      const sab = p + 5;
+      const sc = nc + 3;
+      const a = 11;
+      const b = a + nr * sab + 2;
+      const c = b + nc * sab + 1;
+      const total = c + nr * sc + 8;
+      k.ensure(total);
+      const D = k.data;
+      for (let i = 0; i < total; i++) D[i] = 2 * rand() - 1;
+      const ref = D.slice(0, total);
+      for (let i = 0; i < nr; i++)
+        for (let j = 0; j < nc; j++) {
+          let s = 0;
+          for (let q = 0; q < p; q++) s += ref[a + i * sab + q] * ref[b + j * sab + q];
+          ref[c + i * sc + j] -= s;
+        }
+      k.update(a, b, c, sab, sc, p, nr, nc);
+      let err = 0;
+      for (let i = 0; i < total; i++) err = Math.max(err, Math.abs(k.data[i] - ref[i]));
+      assert.ok(err < 1e-12, `${k.kind} p=${p} nr=${nr} nc=${nc}: max error ${err}`);
+    }
+  }
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// orderings and symbolic analysis
+
+test('orderings are permutations; column counts match a dense symbolic factorization', () => {
+  const rand = rng(11);
+  const pattern = randomPattern(60, 70, rand);
+  const g = graphFromPattern(pattern);
+  for (const perm of [approximateMinimumDegree(g), nestedDissection(g, { leafSize: 8 })]) {
+    assert.ok(isPermutation(perm, g.n));
+    const iperm = inversePermutation(perm);
+    const parent = eliminationTree(g, perm, iperm);
+    const counts = columnCounts(g, perm, iperm, parent);
+    // dense boolean elimination on the permuted node graph
+    const n = g.n;
+    const S = Array.from({ length: n }, () => new Uint8Array(n));
+    for (let v = 0; v < n; v++) {
+      S[iperm[v]][iperm[v]] = 1;
+      for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) S[iperm[v]][iperm[g.adj[t]]] = 1;
+    }
+    for (let j = 0; j < n; j++) {
+      const rows: number[] = [];
+      for (let i = j + 1; i < n; i++) if (S[i][j]) rows.push(i);
+      for (const a of rows) for (const b of rows) S[a][b] = 1;
+      assert.equal(counts[j], rows.length + 1, `column ${j}`);
+      // etree parent = first off-diagonal row
+      assert.equal(parent[j], rows.length > 0 ? rows[0] : -1);
+    }
+    const post = postorder(parent, counts);
+    assert.ok(isPermutation(post, n));
+    const pos = inversePermutation(post);
+    for (let j = 0; j < n; j++) if (parent[j] >= 0) assert.ok(pos[j] < pos[parent[j]], 'children before parents');
+  }
+});
+
+test('nested dissection beats natural order and AMD on a 3D grid; AMD beats natural order', () => {
+  const A = gridLaplacian(14, 14, 14);
+  const g = graphFromPattern(A.pattern);
+  const natural = Int32Array.from({ length: g.n }, (_, i) => i);
+  const nat = rateOrdering(g, natural);
+  const amd = rateOrdering(g, approximateMinimumDegree(g));
+  const nd = rateOrdering(g, nestedDissection(g));
+  assert.ok(amd.flops < nat.flops, `amd ${amd.flops} natural ${nat.flops}`);
+  assert.ok(nd.flops < amd.flops, `nd ${nd.flops} amd ${amd.flops}`);
+  assert.ok(nd.nnzL < nat.nnzL);
+});
+
+test('nested dissection handles disconnected graphs', () => {
+  const b = new PatternBuilder(300);
+  for (let i = 0; i + 1 < 150; i++) b.addClique([i, i + 1]);
+  for (let i = 150; i + 2 < 300; i++) b.addClique([i, i + 2]); // two more components (even and odd)
+  const g = graphFromPattern(b.build());
+  assert.ok(isPermutation(nestedDissection(g, { leafSize: 10 }), 300));
+  assert.ok(isPermutation(approximateMinimumDegree(g), 300));
+});
+
+test('supernodes: a node is never split, row structures match the column counts', () => {
+  const A = gridLaplacian(9, 8, 7);
+  const sym = analyzeLdlt(A.pattern);
+  assert.equal(sym.superStart[sym.supernodes], A.pattern.n);
+  for (let s = 0; s < sym.supernodes; s++) {
+    const k = 3 * (sym.superStart[s + 1] - sym.superStart[s]);
+    assert.ok(k >= 3);
+    const m = sym.frontRowStart[s + 1] - sym.frontRowStart[s];
+    assert.equal((m - k) % 3, 0);
+  }
+  assert.ok(sym.storedL >= sym.nnzL);
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// LDLT against dense Cholesky
+
+test('ldlt matches dense Cholesky on random SPD BSR matrices (every ordering, both kernels)', () => {
+  const rand = rng(5);
+  for (const n of [1, 2, 7, 40, 130]) {
+    const pattern = randomPattern(n, 2 * n, rand);
+    const A = randomSpd(pattern, rand);
+    const b = randomVector(3 * n, rand);
+    const ref = denseSolve(A.toDense(), b);
+    for (const ordering of ['auto', 'amd', 'nd', 'natural'] as const) {
+      for (const forceJsKernel of [false, true]) {
+        const solver = new LdltSolver({ ordering, forceJsKernel });
+        const x = new Float64Array(3 * n);
+        const stats = solver.solve(A, b, x);
+        const err = relativeError(x, ref);
+        assert.ok(err < 1e-10, `n=${n} ${ordering} js=${forceJsKernel}: error ${err}`);
+        assert.ok(stats.residual < 1e-12, `residual ${stats.residual}`);
+      }
+    }
+  }
+});
+
+test('ldlt on a grid Laplacian (x) I3 with Dirichlet rows matches dense Cholesky and keeps fixed DOFs', () => {
+  const rand = rng(9);
+  const A = gridLaplacian(6, 5, 4, 0.05);
+  const size = A.size;
+  const mask = new Uint8Array(size);
+  for (let node = 0; node < A.pattern.n; node++) if (node % 6 === 0) mask.fill(1, 3 * node, 3 * node + 3);
+  mask[3 * 7 + 1] = 1; // a single fixed component too
+  A.applyDirichlet(mask);
+  const b = randomVector(size, rand);
+  const ref = denseSolve(A.toDense(), b);
+  const x = new Float64Array(size);
+  createLinearSolver('ldlt').solve(A, b, x);
+  assert.ok(relativeError(x, ref) < 1e-12);
+  for (let d = 0; d < size; d++) if (mask[d]) assert.ok(Math.abs(x[d] - b[d]) < 1e-12, `fixed DOF ${d}`);
+});
+
+test('ldlt reuses the symbolic analysis while the pattern stays, and re-analyzes a new pattern', () => {
+  const rand = rng(21);
+  const pattern = randomPattern(50, 90, rand);
+  const solver = new LdltSolver();
+  for (let round = 0; round < 3; round++) {
+    const A = randomSpd(pattern, rand); // new values, same pattern object
+    const b = randomVector(A.size, rand);
+    const x = new Float64Array(A.size);
+    solver.solve(A, b, x);
+    assert.ok(relativeError(x, denseSolve(A.toDense(), b)) < 1e-10);
+  }
+  assert.equal(solver.timing.analyses, 1);
+  assert.equal(solver.timing.factorizations, 3);
+  const other = randomSpd(randomPattern(30, 40, rand), rand);
+  const b = randomVector(other.size, rand);
+  const x = new Float64Array(other.size);
+  solver.solve(other, b, x);
+  assert.equal(solver.timing.analyses, 2);
+  assert.ok(relativeError(x, denseSolve(other.toDense(), b)) < 1e-10);
+  // factor once, solve several right-hand sides
+  solver.factor(other);
+  const b2 = randomVector(other.size, rand);
+  solver.solveFactored(b2, x);
+  assert.ok(relativeError(x, denseSolve(other.toDense(), b2)) < 1e-10);
+});
+
+test('ldlt throws a clear error on a matrix that is not positive definite', () => {
+  const A = gridLaplacian(4, 3, 3);
+  const node = 17;
+  A.values[9 * A.pattern.diagSlot[node] + 4] = -5; // DOF 3*17+1
+  const x = new Float64Array(A.size);
+  const b = new Float64Array(A.size).fill(1);
+  assert.throws(() => new LdltSolver().solve(A, b, x), /not positive definite.*DOF 52/);
+});
+
+test('zero right-hand side gives x = 0 at once (both solvers)', () => {
+  const A = gridLaplacian(3, 3, 3);
+  for (const name of ['pcg', 'ldlt'] as const) {
+    const solver = createLinearSolver(name);
+    const x = new Float64Array(A.size).fill(3);
+    const stats = solver.solve(A, new Float64Array(A.size), x);
+    assert.equal(stats.iterations, 0);
+    assert.ok(x.every((v) => v === 0));
+  }
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// PCG
+
+test('pcg (Jacobi and block Jacobi) agrees with ldlt on a Dirichlet grid Laplacian', () => {
+  const rand = rng(4);
+  const A = gridLaplacian(12, 10, 9, 0.2);
+  const mask = new Uint8Array(A.size);
+  for (let node = 0; node < 12 * 10; node++) mask.fill(1, 3 * node, 3 * node + 3); // the face k = 0
+  A.applyDirichlet(mask);
+  const b = randomVector(A.size, rand);
+  const direct = new Float64Array(A.size);
+  createLinearSolver('ldlt').solve(A, b, direct);
+  for (const preconditioner of ['jacobi', 'block-jacobi'] as const) {
+    const x = new Float64Array(A.size);
+    const stats = createLinearSolver('pcg', { tolerance: 1e-10, preconditioner }).solve(A, b, x);
+    assert.ok(stats.residual <= 1e-10, `${preconditioner}: residual ${stats.residual}`);
+    assert.ok(stats.iterations > 1);
+    assert.ok(relativeError(x, direct) < 1e-7, `${preconditioner}: differs from ldlt by ${relativeError(x, direct)}`);
+  }
+});
+
+test('pcg: loose tolerance stops early; the initial guess is used; exact preconditioners converge at once', () => {
+  const rand = rng(8);
+  const A = gridLaplacian(8, 8, 8, 0.1);
+  const b = randomVector(A.size, rand);
+  const loose = new PcgSolver({ tolerance: 1e-2 });
+  const tight = new PcgSolver({ tolerance: 1e-9 });
+  const x1 = new Float64Array(A.size);
+  const s1 = loose.solve(A, b, x1);
+  const x2 = new Float64Array(A.size);
+  const s2 = tight.solve(A, b, x2);
+  assert.ok(s1.residual <= 1e-2 && s2.residual <= 1e-9);
+  assert.ok(s1.iterations < s2.iterations);
+  // the converged solution as initial guess: no iteration needed
+  const s3 = tight.solve(A, b, x2);
+  assert.equal(s3.iterations, 0);
+  // block-diagonal matrix: block Jacobi is exact, one iteration
+  const pattern = new PatternBuilder(5).build();
+  const D = randomSpd(pattern, rand);
+  const xb = new Float64Array(15);
+  const sb = new PcgSolver({ preconditioner: 'block-jacobi', tolerance: 1e-12 }).solve(D, randomVector(15, rand), xb);
+  assert.equal(sb.iterations, 1);
+  // the default cap stops a hopeless tolerance and still reports the residual
+  const capped = new PcgSolver({ tolerance: 1e-30, maxIterations: 5 }).solve(A, b, new Float64Array(A.size));
+  assert.equal(capped.iterations, 5);
+  assert.ok(capped.residual > 0 && capped.residual < 1);
+});
