@@ -1,9 +1,12 @@
 /**
  * Times one Newton iteration's elastic assembly (energy + gradient + projected Hessian) on box grids.
- * Run: npx tsx bench/elastic-assembly.ts [cellsX cellsY cellsZ ...]
+ * Run: npx tsx bench/elastic-assembly.ts [model ...] [--grid NX,NY,NZ ...]
+ * (default: all models; grids 10x10x10 and 20x20x10 cells, 6 tets each = 6000 and 24000 tets). Times one model
+ * per run for the numbers a one-material simulation sees: several models in one process make the element loop's
+ * material calls polymorphic.
  */
 import { ElasticTets } from '../src/energies/elastic-tets.js';
-import { MATERIAL_MODELS, createMaterial } from '../src/energies/materials.js';
+import { MATERIAL_MODELS, createMaterial, type MaterialModel } from '../src/energies/materials.js';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
 
 /** Unit-spaced grid of nx x ny x nz cells, 6 Kuhn tets per cell, positively oriented. */
@@ -44,10 +47,18 @@ function stats(a: number[]): string {
   return `${median(a).toFixed(2)} (min ${Math.min(...a).toFixed(2)})`;
 }
 
-const args = process.argv.slice(2).map(Number);
 const grids: [number, number, number][] = [];
-for (let i = 0; i + 2 < args.length; i += 3) grids.push([args[i], args[i + 1], args[i + 2]]);
+const models: MaterialModel[] = [];
+const args = process.argv.slice(2);
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '--grid') {
+    const [nx, ny, nz] = args[++i].split(',').map(Number);
+    grids.push([nx, ny, nz]);
+  } else if ((MATERIAL_MODELS as readonly string[]).includes(args[i])) models.push(args[i] as MaterialModel);
+  else throw new Error(`unknown argument '${args[i]}'`);
+}
 if (grids.length === 0) grids.push([10, 10, 10], [20, 20, 10]);
+if (models.length === 0) models.push(...MATERIAL_MODELS);
 
 for (const [nx, ny, nz] of grids) {
   const { X, tets } = boxGrid(nx, ny, nz);
@@ -65,7 +76,7 @@ for (const [nx, ny, nz] of grids) {
     x[3 * n + 2] = 0.8 * z + 0.001 * rand();
   }
   console.log(`grid ${nx}x${ny}x${nz}: ${tets.length / 4} tets, ${X.length / 3} nodes`);
-  for (const model of MATERIAL_MODELS) {
+  for (const model of models) {
     const term = new ElasticTets(X, tets, createMaterial(model, { youngsModulus: 1e5, poissonRatio: 0.4 }));
     const builder = new PatternBuilder(X.length / 3);
     term.addPattern(builder);
@@ -75,7 +86,7 @@ for (const [nx, ny, nz] of grids) {
     const times: number[] = [];
     const parts = { energy: [] as number[], gradient: [] as number[], hessian: [] as number[] };
     if (term.countInverted(x) > 0) throw new Error('bench state has inverted tets');
-    for (let rep = 0; rep < 30; rep++) {
+    for (let rep = 0; rep < 40; rep++) {
       const t0 = performance.now();
       term.energy(x);
       const t1 = performance.now();

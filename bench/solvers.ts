@@ -6,15 +6,18 @@
  *   npx tsx bench/solvers.ts                 # cube (10^3 cells) and bar (20x20x10)
  *   npx tsx bench/solvers.ts --big           # also 30^3 cells (h = 1/120), slow
  *   npx tsx bench/solvers.ts --mtx DIR       # also writes each matrix as Matrix Market (lower triangle)
- *   npx tsx bench/solvers.ts --reps 5 --js-kernel --ordering amd|nd|auto --cases cube,bar
+ *   npx tsx bench/solvers.ts --mtx DIR --anchor /tmp/cholmod-bench   # and times CHOLMOD on it in the same run
+ *   npx tsx bench/solvers.ts --reps 5 --js-kernel --ordering amd|nd|auto --cases cube,bar --no-pcg
  *
- * The .mtx files keep the structural pattern (explicit zeros) and the identity rows of the fixed DOFs, so a
- * native solver (shared/tools/solver-anchor/cholmod-bench.c) factors exactly the same matrix.
+ * The .mtx files keep the structural pattern (explicit zeros) and the identity rows of the fixed DOFs, so the
+ * native anchor (shared/tools/solver-anchor/cholmod-bench.c, built as its header says) factors exactly the same
+ * matrix; --anchor runs it single-threaded (OPENBLAS_NUM_THREADS=1) right after our solver on each case.
  */
+import { spawnSync } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
-import { LdltSolver } from '../src/math/ldlt.js';
+import { analyzeLdlt, LdltSolver } from '../src/math/ldlt.js';
 import { PcgSolver } from '../src/math/pcg.js';
 
 interface BenchCase {
@@ -144,33 +147,82 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[s.length >> 1] : 0.5 * (s[s.length / 2 - 1] + s[s.length / 2]);
 }
 
-function parseArgs(argv: string[]): { big: boolean; mtx: string | null; reps: number; jsKernel: boolean; ordering: 'auto' | 'amd' | 'nd'; cases: string[] | null } {
-  const out = { big: false, mtx: null as string | null, reps: 5, jsKernel: false, ordering: 'auto' as 'auto' | 'amd' | 'nd', cases: null as string[] | null };
+interface Args {
+  big: boolean;
+  mtx: string | null;
+  anchor: string | null;
+  reps: number;
+  jsKernel: boolean;
+  ordering: 'auto' | 'amd' | 'nd';
+  cases: string[] | null;
+  pcg: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const out: Args = { big: false, mtx: null, anchor: null, reps: 5, jsKernel: false, ordering: 'auto', cases: null, pcg: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--big') out.big = true;
     else if (a === '--mtx') out.mtx = argv[++i];
+    else if (a === '--anchor') out.anchor = argv[++i];
     else if (a === '--reps') out.reps = Number(argv[++i]);
     else if (a === '--js-kernel') out.jsKernel = true;
-    else if (a === '--ordering') out.ordering = argv[++i] as 'auto' | 'amd' | 'nd';
+    else if (a === '--ordering') out.ordering = argv[++i] as Args['ordering'];
     else if (a === '--cases') out.cases = argv[++i].split(',');
+    else if (a === '--no-pcg') out.pcg = false;
     else throw new Error(`unknown argument ${a}`);
   }
+  if (out.anchor && !out.mtx) throw new Error('--anchor needs --mtx DIR');
   return out;
+}
+
+/** Runs the CHOLMOD harness on a .mtx file (1 thread) and parses its default-ordering line. */
+interface AnchorResult {
+  analyzeMs: number;
+  factorMs: number;
+  factorMinMs: number;
+  solveMs: number;
+  nnzL: number;
+  flops: number;
+  ordering: string;
+}
+
+function runAnchor(bin: string, file: string, reps: number): AnchorResult | null {
+  const env = { ...process.env, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1' };
+  const res = spawnSync(bin, [file, String(Math.min(reps, 15)), '--default-only'], { env, encoding: 'utf8' });
+  const line = (res.stdout ?? '').split('\n').find((l) => l.startsWith('default'));
+  if (res.status !== 0 || !line) {
+    console.log(`anchor failed: ${res.stderr || res.error}`);
+    return null;
+  }
+  const num = (key: string): number => Number(new RegExp(`${key}=([0-9.e+-]+)`).exec(line)![1]);
+  const min = Number(/\(min ([0-9.e+-]+)/.exec(line)![1]);
+  return {
+    analyzeMs: 1000 * num('analyze_s'),
+    factorMs: 1000 * num('factor_s'),
+    factorMinMs: 1000 * min,
+    solveMs: 1000 * num('solve_s'),
+    nnzL: num('nnzL'),
+    flops: num('flops'),
+    ordering: /ordering=(\S+)/.exec(line)![1],
+  };
 }
 
 function main(): void {
   const args = parseArgs(process.argv.slice(2));
   const cases = CASES.filter((c) => (args.cases ? args.cases.includes(c.name) : c.name !== 'big' || args.big));
   const rows: string[][] = [];
+  const anchorRows: string[][] = [];
   for (const c of cases) {
     const t0 = performance.now();
     const { A, fixed, tets } = elasticBoxMatrix(c);
     const buildMs = performance.now() - t0;
     const size = A.size;
+    let mtxFile: string | null = null;
     if (args.mtx) {
       mkdirSync(args.mtx, { recursive: true });
-      writeMatrixMarket(join(args.mtx, `${c.name}.mtx`), A, `${c.name}: ${c.cells.join('x')} cells, E ${c.E}, h ${c.h}`);
+      mtxFile = join(args.mtx, `${c.name}.mtx`);
+      writeMatrixMarket(mtxFile, A, `${c.name}: ${c.cells.join('x')} cells, E ${c.E}, h ${c.h}`);
     }
     // right-hand side: deterministic pseudo-random, zero on fixed DOFs (as a Newton gradient would be)
     const b = new Float64Array(size);
@@ -182,16 +234,17 @@ function main(): void {
     console.log(`\n== ${c.name}: ${c.cells.join('x')} cells, ${A.pattern.n} nodes, ${tets} tets, ${size} DOFs, ` +
       `nnz(A) ${9 * A.pattern.nnzBlocks} (built in ${buildMs.toFixed(0)} ms)`);
 
-    // direct solver
+    // direct solver: the first solve includes the symbolic analysis, the others reuse it
     const ldlt = new LdltSolver({ ordering: args.ordering, forceJsKernel: args.jsKernel });
     const x = new Float64Array(size);
     const factorTimes: number[] = [];
     const solveTimes: number[] = [];
     let residual = 0;
-    for (let r = 0; r < args.reps; r++) {
+    for (let r = 0; r <= args.reps; r++) {
       const f0 = ldlt.timing.factorMs;
       const s0 = ldlt.timing.solveMs;
       residual = ldlt.solve(A, b, x).residual;
+      if (r === 0) continue; // first numeric factorization: JIT warm-up
       factorTimes.push(ldlt.timing.factorMs - f0);
       solveTimes.push(ldlt.timing.solveMs - s0);
     }
@@ -201,12 +254,28 @@ function main(): void {
       .join('; ');
     console.log(`ldlt (${ldlt.kernelKind} kernel): ordering ${sym.ordering} [${est}], ${sym.supernodes} supernodes, ` +
       `largest front ${sym.maxFront}, stored L ${(sym.storedL / 1e6).toFixed(2)}M, residual ${residual.toExponential(1)}`);
-    console.log(`  factor times (ms): ${factorTimes.map((t) => t.toFixed(1)).join(' ')}`);
+    console.log(`  analysis (cold) ${ldlt.timing.analyzeMs.toFixed(0)} ms; factor times (ms): ${factorTimes.map((t) => t.toFixed(1)).join(' ')}`);
     const factorMs = median(factorTimes);
-    rows.push([c.name, 'ldlt', sym.ordering, ldlt.timing.analyzeMs.toFixed(1), factorMs.toFixed(1), median(solveTimes).toFixed(2),
-      (sym.nnzL / 1e6).toFixed(3) + 'M', (sym.flops / factorMs / 1e6).toFixed(2), '', residual.toExponential(1), '']);
+    const factorMin = Math.min(...factorTimes);
+    const ta = performance.now();
+    analyzeLdlt(A.pattern, { ordering: args.ordering });
+    const warmAnalyzeMs = performance.now() - ta;
+    rows.push([c.name, 'ldlt', sym.ordering, `${ldlt.timing.analyzeMs.toFixed(0)} / ${warmAnalyzeMs.toFixed(0)}`, `${factorMs.toFixed(1)} (min ${factorMin.toFixed(1)})`,
+      median(solveTimes).toFixed(2), (sym.nnzL / 1e6).toFixed(3) + 'M', (sym.flops / factorMs / 1e6).toFixed(2), '',
+      residual.toExponential(1), '']);
+    if (args.anchor && mtxFile) {
+      const an = runAnchor(args.anchor, mtxFile, args.reps);
+      if (an) {
+        console.log(`  CHOLMOD (1 thread, same matrix): ordering ${an.ordering}, analyze ${an.analyzeMs.toFixed(1)} ms, factor ` +
+          `${an.factorMs.toFixed(1)} ms (min ${an.factorMinMs.toFixed(1)}), solve ${an.solveMs.toFixed(2)} ms, nnzL ${(an.nnzL / 1e6).toFixed(3)}M`);
+        anchorRows.push([c.name, an.ordering, an.analyzeMs.toFixed(1), `${an.factorMs.toFixed(1)} (min ${an.factorMinMs.toFixed(1)})`,
+          an.solveMs.toFixed(2), (an.nnzL / 1e6).toFixed(3) + 'M', (factorMs / an.factorMs).toFixed(2), (factorMin / an.factorMinMs).toFixed(2),
+          (median(solveTimes) / an.solveMs).toFixed(2)]);
+      }
+    }
+    if (!args.pcg) continue;
 
-    // iterative solvers
+    // iterative solvers, compared with the direct solution
     const xd = x.slice();
     const xdNorm = Math.sqrt(xd.reduce((s, v) => s + v * v, 0));
     for (const pre of ['jacobi', 'block-jacobi'] as const) {
@@ -215,11 +284,11 @@ function main(): void {
         const times: number[] = [];
         let stats = { iterations: 0, residual: 0 };
         const xi = new Float64Array(size);
-        for (let r = 0; r < args.reps; r++) {
+        for (let r = 0; r <= args.reps; r++) {
           xi.fill(0);
           const tt = performance.now();
           stats = pcg.solve(A, b, xi);
-          times.push(performance.now() - tt);
+          if (r > 0) times.push(performance.now() - tt);
         }
         let err = 0;
         for (let i = 0; i < size; i++) err += (xi[i] - xd[i]) ** 2;
@@ -228,14 +297,21 @@ function main(): void {
       }
     }
   }
-  const header = ['case', 'solver', 'ordering/tol', 'analyze ms', 'factor ms', 'solve ms', 'nnz(L)', 'GFlop/s', 'iters', 'rel. residual', '|x-x_ldlt|/|x_ldlt|'];
+  printTable(['case', 'solver', 'ordering/tol', 'analyze ms cold/warm', 'factor ms', 'solve ms', 'nnz(L)', 'GFlop/s', 'iters', 'rel. residual', '|x-x_ldlt|/|x_ldlt|'], rows);
+  console.log('\nanalyze ms = ordering + symbolic analysis, first call in the process (JIT warm-up included) / again; factor ms = median (and min) numeric ' +
+    'factorization reusing it; solve ms = one forward/backward substitution (ldlt) or a whole PCG solve from x = 0 ' +
+    '(median); GFlop/s from the exact flop count of the factorization (median time).');
+  if (anchorRows.length > 0) {
+    printTable(['case', 'CHOLMOD ordering', 'analyze ms', 'factor ms', 'solve ms', 'nnz(L)', 'ldlt/CHOLMOD factor (median)', '(min)', 'solve ratio'], anchorRows);
+  }
+}
+
+function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const fmt = (r: string[]): string => '| ' + r.map((v, i) => v.padEnd(widths[i])).join(' | ') + ' |';
   console.log('\n' + fmt(header));
   console.log('|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|');
   for (const r of rows) console.log(fmt(r));
-  console.log('\nfactor ms = median numeric factorization (symbolic analysis reused), solve ms = one forward/backward ' +
-    'substitution (LDLT) or a full PCG solve from x = 0 (median); GFlop/s from the exact flop count of the factorization.');
 }
 
 main();

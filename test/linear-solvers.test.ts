@@ -160,10 +160,21 @@ function isPermutation(p: Int32Array, n: number): boolean {
 // ---------------------------------------------------------------------------------------------------------------
 // dense kernel
 
-test('dense kernel: WebAssembly SIMD and JS fallback match a naive C -= A B^T with separate strides', () => {
+test('dense kernels (WebAssembly SIMD and JS fallback) match naive loops', () => {
   const rand = rng(3);
   for (const forceJs of [false, true]) {
     const k = createDenseKernel(forceJs);
+    const check = (what: string, total: number, run: () => void, reference: (ref: Float64Array) => void): void => {
+      const D = k.data;
+      for (let i = 0; i < total; i++) D[i] = 2 * rand() - 1;
+      const ref = D.slice(0, total);
+      reference(ref);
+      run();
+      let err = 0;
+      for (let i = 0; i < total; i++) err = Math.max(err, Math.abs(k.data[i] - ref[i]));
+      assert.ok(err < 1e-12, `${k.kind} ${what}: max error ${err}`);
+    };
+    // C -= A B^T with separate strides, odd sizes and tails
     for (const [p, nr, nc] of [[0, 3, 2], [1, 5, 3], [7, 9, 1], [16, 4, 2], [33, 13, 7], [64, 8, 8]]) {
       const sab = p + 5;
       const sc = nc + 3;
@@ -171,21 +182,63 @@ test('dense kernel: WebAssembly SIMD and JS fallback match a naive C -= A B^T wi
       const b = a + nr * sab + 2;
       const c = b + nc * sab + 1;
       const total = c + nr * sc + 8;
-      k.ensure(total);
-      const D = k.data;
-      for (let i = 0; i < total; i++) D[i] = 2 * rand() - 1;
-      const ref = D.slice(0, total);
-      for (let i = 0; i < nr; i++)
-        for (let j = 0; j < nc; j++) {
-          let s = 0;
-          for (let q = 0; q < p; q++) s += ref[a + i * sab + q] * ref[b + j * sab + q];
-          ref[c + i * sc + j] -= s;
-        }
-      k.update(a, b, c, sab, sc, p, nr, nc);
-      let err = 0;
-      for (let i = 0; i < total; i++) err = Math.max(err, Math.abs(k.data[i] - ref[i]));
-      assert.ok(err < 1e-12, `${k.kind} p=${p} nr=${nr} nc=${nc}: max error ${err}`);
+      k.allocate(0, total);
+      check(`update p=${p} nr=${nr} nc=${nc}`, total, () => k.update(a, b, c, sab, sc, p, nr, nc), (ref) => {
+        for (let i = 0; i < nr; i++)
+          for (let j = 0; j < nc; j++) {
+            let s = 0;
+            for (let q = 0; q < p; q++) s += ref[a + i * sab + q] * ref[b + j * sab + q];
+            ref[c + i * sc + j] -= s;
+          }
+      });
     }
+    // y -= A^T g
+    for (const [nr, nc] of [[1, 1], [2, 5], [7, 6], [9, 13]]) {
+      const sa = nc + 2;
+      const a = 3;
+      const g = a + nr * sa + 1;
+      const y = g + nr + 1;
+      const total = y + nc + 4;
+      k.allocate(0, total);
+      check(`gemvTransposed ${nr}x${nc}`, total, () => k.gemvTransposed(a, sa, g, y, nr, nc), (ref) => {
+        for (let i = 0; i < nr; i++) for (let q = 0; q < nc; q++) ref[y + q] -= ref[a + i * sa + q] * ref[g + i];
+      });
+    }
+    // column scaling and the finishing pass of a column pair, with a stride
+    k.allocate(0, 200);
+    check('scaleStrided', 200, () => k.scaleStrided(3, 7, 20, 0.37), (ref) => {
+      for (let i = 0; i < 20; i++) ref[3 + 7 * i] *= 0.37;
+    });
+    check('finishColumnPair', 200, () => k.finishColumnPair(5, 9, 17, 0.5, -0.3, 1.7), (ref) => {
+      for (let i = 0; i < 17; i++) {
+        const o = 5 + 9 * i;
+        ref[o] *= 0.5;
+        ref[o + 1] = (ref[o + 1] - ref[o] * -0.3) * 1.7;
+      }
+    });
+    // extend-add: rows of a child update land in the parent's panel (columns < kp) or its update matrix
+    const kp = 6;
+    const m = 15;
+    const rp = m - kp;
+    const rel = [1, 2, 5, 6, 7, 10, 11, 14]; // increasing local rows of the parent front
+    const rc = rel.length;
+    k.allocate(rel.length + 2, 0);
+    k.ints.set(rel, 2);
+    const src = 5;
+    const panel = src + rc * rc + 3;
+    const upd = panel + m * kp + 2;
+    const total = upd + rp * rp + 5;
+    k.allocate(rel.length + 2, total);
+    k.ints.set(rel, 2);
+    check('extendAdd', total, () => k.extendAdd(src, rc, 2, panel, upd, kp, rp), (ref) => {
+      for (let a = 0; a < rc; a++)
+        for (let b = 0; b <= a; b++) {
+          const ra = rel[a];
+          const cb = rel[b];
+          const dst = cb < kp ? panel + ra * kp + cb : upd + (ra - kp) * rp + (cb - kp);
+          ref[dst] += ref[src + a * rc + b];
+        }
+    });
   }
 });
 
@@ -223,9 +276,24 @@ test('orderings are permutations; column counts match a dense symbolic factoriza
   }
 });
 
-test('nested dissection beats natural order and AMD on a 3D grid; AMD beats natural order', () => {
-  const A = gridLaplacian(14, 14, 14);
-  const g = graphFromPattern(A.pattern);
+test('on a 3D tet mesh nested dissection beats AMD, and AMD beats the natural order', () => {
+  // node graph of a 12^3-node grid of cubes split into 6 tets each (the benchmark meshes' structure)
+  const nx = 12;
+  const id = (i: number, j: number, k: number): number => i + nx * (j + nx * k);
+  const builder = new PatternBuilder(nx ** 3);
+  for (let k = 0; k + 1 < nx; k++)
+    for (let j = 0; j + 1 < nx; j++)
+      for (let i = 0; i + 1 < nx; i++)
+        for (const order of [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]) {
+          const c = [i, j, k];
+          const tet = [id(i, j, k)];
+          for (const axis of order) {
+            c[axis]++;
+            tet.push(id(c[0], c[1], c[2]));
+          }
+          builder.addClique(tet);
+        }
+  const g = graphFromPattern(builder.build());
   const natural = Int32Array.from({ length: g.n }, (_, i) => i);
   const nat = rateOrdering(g, natural);
   const amd = rateOrdering(g, approximateMinimumDegree(g));

@@ -6,8 +6,9 @@
  * than a column-by-column code). Plain JS register-blocked loops reach about 2-2.5 GFlop/s here; the same 4x2 tile
  * in WebAssembly SIMD (f64x2) reaches about 6-8 GFlop/s, so the kernel is a tiny WebAssembly module written
  * byte by byte below (no toolchain needed), with the JS loops as a fallback where WebAssembly SIMD is missing.
- * The module also does the multifrontal extend-add (an indexed scatter) and the transposed mat-vec of the
- * backward solve. All data lives in the module's memory: callers keep their dense arrays in `data` and their
+ * The module also does the other loops of the factorization and solve that touch every entry: the multifrontal
+ * extend-add (an indexed scatter), the column scaling of the panel factorization and the transposed mat-vec of
+ * the backward solve. All data lives in the module's memory: callers keep their dense arrays in `data` and their
  * index maps in `ints`, and take both again after `allocate`, since growing replaces them.
  */
 
@@ -34,6 +35,13 @@ export interface DenseKernel {
   extendAdd(src: number, rc: number, rel: number, panel: number, upd: number, k: number, r: number): void;
   /** For q < nc: data[y + q] -= sum_{i < nr} data[a + i*sa + q] * data[g + i]  (y -= A^T g). */
   gemvTransposed(a: number, sa: number, g: number, y: number, nr: number, nc: number): void;
+  /** data[x + i*stride] *= factor for i < count (a column of a row-major panel). */
+  scaleStrided(x: number, stride: number, count: number, factor: number): void;
+  /**
+   * Finishes two adjacent columns of a Cholesky panel below their 2x2 diagonal block: for i < count, with
+   * o = x + i*stride: data[o] *= inv0, then data[o+1] = (data[o+1] - data[o] * l10) * inv1.
+   */
+  finishColumnPair(x: number, stride: number, count: number, inv0: number, l10: number, inv1: number): void;
 }
 
 /** Creates the fastest kernel available; `forceJs` picks the fallback (tests compare both). */
@@ -150,6 +158,20 @@ class JsKernel implements DenseKernel {
       for (let q = 0; q < nc; q++) D[y + q] -= D[row + q] * gi;
     }
   }
+
+  scaleStrided(x: number, stride: number, count: number, factor: number): void {
+    const D = this.data;
+    for (let i = 0, o = x; i < count; i++, o += stride) D[o] *= factor;
+  }
+
+  finishColumnPair(x: number, stride: number, count: number, inv0: number, l10: number, inv1: number): void {
+    const D = this.data;
+    for (let i = 0, o = x; i < count; i++, o += stride) {
+      const a = D[o] * inv0;
+      D[o] = a;
+      D[o + 1] = (D[o + 1] - a * l10) * inv1;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -164,6 +186,8 @@ interface WasmExports {
   t11: WasmTile;
   extendAdd: (src: number, rc: number, rel: number, panel: number, upd: number, k: number, r: number) => void;
   gemvT: (a: number, sa: number, g: number, y: number, nr: number, nc: number) => void;
+  scale: (x: number, stride: number, count: number, factor: number) => void;
+  pair: (x: number, stride: number, count: number, inv0: number, l10: number, inv1: number) => void;
 }
 
 const MAX_BYTES = 4 * 1024 ** 3 - 65536;
@@ -186,7 +210,9 @@ class WasmKernel implements DenseKernel {
   allocate(ints: number, doubles: number): void {
     const base = Math.ceil((4 * Math.max(ints, this.ints.length)) / 16) * 16;
     const bytes = base + 8 * doubles;
-    if (bytes > MAX_BYTES) throw new Error(`DenseKernel: ${(bytes / 1024 ** 3).toFixed(1)} GiB exceed WebAssembly's 4 GiB memory`);
+    if (bytes > MAX_BYTES) {
+      throw new Error(`DenseKernel: ${(bytes / 1024 ** 3).toFixed(1)} GiB exceed WebAssembly's 4 GiB memory`);
+    }
     const have = this.memory.buffer.byteLength;
     if (have < bytes) {
       const want = Math.min(Math.max(bytes, Math.floor(1.25 * have)), MAX_BYTES);
@@ -227,24 +253,44 @@ class WasmKernel implements DenseKernel {
     const o = this.base;
     this.fn.gemvT(o + 8 * a, 8 * sa, o + 8 * g, o + 8 * y, nr, nc);
   }
+
+  scaleStrided(x: number, stride: number, count: number, factor: number): void {
+    if (count > 0) this.fn.scale(this.base + 8 * x, 8 * stride, count, factor);
+  }
+
+  finishColumnPair(x: number, stride: number, count: number, inv0: number, l10: number, inv1: number): void {
+    if (count > 0) this.fn.pair(this.base + 8 * x, 8 * stride, count, inv0, l10, inv1);
+  }
 }
+
+// compiled once per process; the optimizing tier's code is shared by every instance
+let wasmModule: WebAssembly.Module | null | undefined;
+let warmedUp = false;
 
 function tryCreateWasmKernel(): DenseKernel | null {
   try {
-    if (typeof WebAssembly === 'undefined') return null;
-    const bytes = assembleModule();
-    if (!WebAssembly.validate(bytes)) return null;
+    if (wasmModule === undefined) {
+      wasmModule = null;
+      if (typeof WebAssembly === 'undefined') return null;
+      const bytes = assembleModule();
+      if (!WebAssembly.validate(bytes)) return null;
+      wasmModule = new WebAssembly.Module(bytes);
+    }
+    if (wasmModule === null) return null;
     const memory = new WebAssembly.Memory({ initial: 16, maximum: 65536 });
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { mem: memory } });
+    const instance = new WebAssembly.Instance(wasmModule, { env: { mem: memory } });
     const kernel = new WasmKernel(memory, instance.exports as unknown as WasmExports);
-    warmUp(kernel);
+    if (!warmedUp) {
+      warmUp(kernel);
+      warmedUp = true;
+    }
     return kernel;
   } catch {
     return null;
   }
 }
 
-/** A few hundred small calls, so the engine's optimizing tier compiles the kernels before real work. */
+/** A few hundred small calls, so the engine's optimizing tier compiles the kernels before real work (once). */
 function warmUp(k: DenseKernel): void {
   const n = 48;
   k.allocate(n, 3 * n * n);
@@ -255,6 +301,8 @@ function warmUp(k: DenseKernel): void {
     k.update(0, 0, n * n, n, n, n - 1, n - 2, n - 2);
     k.extendAdd(2 * n * n, n - 8, 0, 0, n * n, 4, n);
     k.gemvTransposed(0, n, n * n, 2 * n * n, n, n - 1);
+    k.scaleStrided(0, n, n, 1.0001);
+    k.finishColumnPair(0, n, n, 1.0001, 0.001, 0.9999);
   }
   k.allocate(0, 0);
   k.data.fill(0, 0, 3 * n * n);
@@ -262,6 +310,7 @@ function warmUp(k: DenseKernel): void {
 
 // Minimal WebAssembly binary writer: just what the kernel needs.
 const I32 = 0x7f;
+const F64 = 0x7c;
 const V128 = 0x7b;
 
 function uleb(n: number): number[] {
@@ -493,13 +542,58 @@ function gemvTransposedFunction(): number[] {
   return functionBody([[5, I32], [2, V128]], c);
 }
 
+/** scale(x, stride, count, factor): x[i*stride] *= factor (addresses in bytes). */
+function scaleFunction(): number[] {
+  const [X, STRIDE, COUNT, FACTOR] = [0, 1, 2, 3];
+  const I = 4;
+  const c: number[] = [];
+  const emit = (...parts: number[][]): void => {
+    for (const part of parts) for (const x of part) c.push(x);
+  };
+  emit(op.i32(0), op.set(I));
+  emit(op.blockLoop);
+  emit(op.get(I), op.get(COUNT), op.geS, op.brIf(1));
+  emit(op.get(X), op.get(X), op.f64load(0), op.get(FACTOR), op.f64mul, op.f64store(0));
+  emit(op.get(X), op.get(STRIDE), op.add, op.set(X));
+  emit(op.get(I), op.i32(1), op.add, op.set(I), op.br(0));
+  emit(op.endLoop);
+  emit(op.end);
+  return functionBody([[1, I32]], c);
+}
+
+/** pair(x, stride, count, inv0, l10, inv1): see DenseKernel.finishColumnPair (addresses in bytes). */
+function pairFunction(): number[] {
+  const [X, STRIDE, COUNT, INV0, L10, INV1] = [0, 1, 2, 3, 4, 5];
+  const I = 6;
+  const A = 7; // f64
+  const c: number[] = [];
+  const emit = (...parts: number[][]): void => {
+    for (const part of parts) for (const x of part) c.push(x);
+  };
+  emit(op.i32(0), op.set(I));
+  emit(op.blockLoop);
+  emit(op.get(I), op.get(COUNT), op.geS, op.brIf(1));
+  emit(op.get(X), op.get(X), op.f64load(0), op.get(INV0), op.f64mul, op.tee(A), op.f64store(0));
+  emit(op.get(X), op.get(X), op.f64load(8), op.get(A), op.get(L10), op.f64mul, op.f64sub);
+  emit(op.get(INV1), op.f64mul, op.f64store(8));
+  emit(op.get(X), op.get(STRIDE), op.add, op.set(X));
+  emit(op.get(I), op.i32(1), op.add, op.set(I), op.br(0));
+  emit(op.endLoop);
+  emit(op.end);
+  return functionBody([[1, I32], [1, F64]], c);
+}
+
 function assembleModule(): Uint8Array<ArrayBuffer> {
   const signature = (params: number) => [0x60, ...vector(new Array<number[]>(params).fill([I32])), ...vector([])];
   const bytes = [
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, vector([signature(8), signature(7), signature(6)])),
+    ...section(1, vector([
+      signature(8), signature(7), signature(6),
+      [0x60, ...vector([[I32], [I32], [I32], [F64]]), ...vector([])],
+      [0x60, ...vector([[I32], [I32], [I32], [F64], [F64], [F64]]), ...vector([])],
+    ])),
     ...section(2, vector([[...name('env'), ...name('mem'), 0x02, 0x00, ...uleb(1)]])),
-    ...section(3, vector([uleb(0), uleb(0), uleb(0), uleb(0), uleb(1), uleb(2)])),
+    ...section(3, vector([uleb(0), uleb(0), uleb(0), uleb(0), uleb(1), uleb(2), uleb(3), uleb(4)])),
     ...section(7, vector([
       [...name('t42'), 0x00, ...uleb(0)],
       [...name('t41'), 0x00, ...uleb(1)],
@@ -507,10 +601,12 @@ function assembleModule(): Uint8Array<ArrayBuffer> {
       [...name('t11'), 0x00, ...uleb(3)],
       [...name('extendAdd'), 0x00, ...uleb(4)],
       [...name('gemvT'), 0x00, ...uleb(5)],
+      [...name('scale'), 0x00, ...uleb(6)],
+      [...name('pair'), 0x00, ...uleb(7)],
     ])),
     ...section(10, vector([
       tileFunction(4, 2), tileFunction(4, 1), tileFunction(1, 2), tileFunction(1, 1),
-      extendAddFunction(), gemvTransposedFunction(),
+      extendAddFunction(), gemvTransposedFunction(), scaleFunction(), pairFunction(),
     ])),
   ];
   return new Uint8Array(bytes);

@@ -53,15 +53,6 @@ export interface LdltSymbolic {
   /** For each supernode, where its update rows land in the parent's front (scalar local indices). */
   readonly relStart: Int32Array;
   readonly relIndex: Int32Array;
-  /**
-   * The same as runs of consecutive destinations, never straddling the parent's column/row boundary: run g of
-   * supernode s (g in [segStart[s], segStart[s+1])) covers its update rows segFirst[g] .. + segLength[g] - 1,
-   * which land on the parent's local rows segDest[g] .. .
-   */
-  readonly segStart: Int32Array;
-  readonly segFirst: Int32Array;
-  readonly segLength: Int32Array;
-  readonly segDest: Int32Array;
   /** For every pattern slot (i, j): the local node row of block A(j, i) in the front of i's supernode, or -1. */
   readonly assemblyRow: Int32Array;
   /** Doubles needed by the factor panels and the stack of update matrices (full r x r squares); largest front. */
@@ -71,7 +62,7 @@ export interface LdltSymbolic {
   /** Exact nnz(L) (scalar, diagonal included) and flops without amalgamation zeros. */
   readonly nnzL: number;
   readonly flops: number;
-  /** Stored entries including amalgamation zeros (lower trapezoids of the panels). */
+  /** Doubles stored for L: the m x k panels, amalgamation zeros and the unused upper side of diagonal blocks included. */
   readonly storedL: number;
 }
 
@@ -80,7 +71,10 @@ export interface LdltOptions {
   ordering?: OrderingMethod | 'auto';
   /** Use the plain JS dense kernel even where WebAssembly SIMD exists. */
   forceJsKernel?: boolean;
-  /** Relaxed amalgamation: merge while the merged supernode has at most this fraction of explicit zeros ... */
+  /**
+   * Relaxed amalgamation: a child supernode merges into its parent while the merged one, of the given width in
+   * scalar columns, has at most this fraction of explicit zeros.
+   */
   relaxFraction?: (scalarColumns: number) => number;
 }
 
@@ -94,6 +88,8 @@ function defaultRelax(scalarColumns: number): number {
   if (scalarColumns <= 48) return 0.15;
   return 0.05;
 }
+
+const SOLVE_BLOCK = 32; // diagonal-block chunk of the triangular solves
 
 /** Blocking of the dense partial factorization (exported for benchmarks that tune it). */
 export const ldltTuning = {
@@ -142,7 +138,14 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
   let j = 0;
   while (j < n) {
     let last = j;
-    while (last + 1 < n && parent[last] === last + 1 && nChild[last + 1] === 1 && counts[last] === counts[last + 1] + 1) last++;
+    while (
+      last + 1 < n &&
+      parent[last] === last + 1 &&
+      nChild[last + 1] === 1 &&
+      counts[last] === counts[last + 1] + 1
+    ) {
+      last++;
+    }
     let first = j;
     let zeros = 0;
     const rowsBelow = counts[last] - 1;
@@ -192,7 +195,6 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
   }
 
   // row structures (node indices below the supernode), from A's columns and the children's structures
-  const rowsStart = new Int32Array(ns + 1);
   const rowsList: Int32Array[] = new Array(ns);
   const mark = new Int32Array(n).fill(-1);
   const buf = new Int32Array(n);
@@ -221,9 +223,10 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
       }
     }
     const rows = buf.slice(0, m).sort();
-    if (rows.length !== counts[l] - 1) throw new Error('analyzeLdlt: internal error, row structure does not match column counts');
+    if (rows.length !== counts[l] - 1) {
+      throw new Error('analyzeLdlt: internal error, row structure does not match column counts');
+    }
     rowsList[s] = rows;
-    rowsStart[s + 1] = rowsStart[s] + m;
   }
 
   // fronts: scalar rows, panel offsets, stack and front sizes
@@ -257,7 +260,8 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
   }
   // offsets index typed arrays (and WebAssembly memory, at most 2^29 doubles): keep them 32-bit integers
   if (panelEnd[ns] + stackSize > 2 ** 29) {
-    throw new Error(`analyzeLdlt: the factor needs ${((panelEnd[ns] + stackSize) / 2 ** 27).toFixed(1)} GiB, more than the 4 GiB the dense kernel can address`);
+    const gib = ((panelEnd[ns] + stackSize) / 2 ** 27).toFixed(1);
+    throw new Error(`analyzeLdlt: the factor needs ${gib} GiB, more than the 4 GiB the dense kernel can address`);
   }
   const panelStart = Int32Array.from(panelEnd);
 
@@ -294,35 +298,6 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
     for (let t = 0; t < rows.length; t++) local[rows[t]] = -1;
   }
 
-  // runs of consecutive destinations in each child's relative indices
-  const segStart = new Int32Array(ns + 1);
-  const segTmp: number[] = [];
-  for (let s = 0; s < ns; s++) {
-    const p = superParent[s];
-    if (p >= 0) {
-      const kp = 3 * (superStart[p + 1] - superStart[p]);
-      const rs = relStart[s];
-      const rc = relStart[s + 1] - rs;
-      let a = 0;
-      while (a < rc) {
-        let e = a + 1;
-        while (e < rc && relIndex[rs + e] === relIndex[rs + e - 1] + 1 && relIndex[rs + e] !== kp) e++;
-        segTmp.push(a, e - a, relIndex[rs + a]);
-        a = e;
-      }
-    }
-    segStart[s + 1] = segTmp.length / 3;
-  }
-  const nseg = segStart[ns];
-  const segFirst = new Int32Array(nseg);
-  const segLength = new Int32Array(nseg);
-  const segDest = new Int32Array(nseg);
-  for (let g = 0; g < nseg; g++) {
-    segFirst[g] = segTmp[3 * g];
-    segLength[g] = segTmp[3 * g + 1];
-    segDest[g] = segTmp[3 * g + 2];
-  }
-
   return {
     patternId: pattern.id,
     nodes: n,
@@ -339,10 +314,6 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
     panelStart,
     relStart,
     relIndex,
-    segStart,
-    segFirst,
-    segLength,
-    segDest,
     assemblyRow,
     factorSize: panelStart[ns],
     stackSize,
@@ -358,9 +329,14 @@ export class LdltSolver implements LinearSolver {
   readonly name = 'ldlt' as const;
   readonly timing: LinearSolverTiming = { analyzeMs: 0, factorMs: 0, solveMs: 0, analyses: 0, factorizations: 0, solves: 0 };
   private symbolic: LdltSymbolic | null = null;
-  /** Holds the factor panels, then the stack of update matrices. */
+  /**
+   * Kernel memory: ints = the relative indices; data = the factor panels, then the solve vector (3n), a scratch
+   * vector (largest front) and the stack of update matrices.
+   */
   private readonly kernel: DenseKernel;
-  private work = new Float64Array(0);
+  private solveBase = 0;
+  private scratchBase = 0;
+  private stackBase = 0;
   private residualWork = new Float64Array(0);
   private stackOwner = new Int32Array(0);
   private stackOffset = new Int32Array(0);
@@ -387,8 +363,11 @@ export class LdltSolver implements LinearSolver {
     const sym = analyzeLdlt(pattern, this.options);
     this.symbolic = sym;
     this.factored = false;
-    this.kernel.ensure(sym.factorSize + sym.stackSize);
-    if (this.work.length < 3 * sym.nodes) this.work = new Float64Array(3 * sym.nodes);
+    this.solveBase = sym.factorSize;
+    this.scratchBase = this.solveBase + 3 * sym.nodes;
+    this.stackBase = this.scratchBase + sym.maxFront;
+    this.kernel.allocate(sym.relIndex.length, this.stackBase + sym.stackSize);
+    this.kernel.ints.set(sym.relIndex);
     if (this.stackOwner.length < sym.supernodes) {
       this.stackOwner = new Int32Array(sym.supernodes);
       this.stackOffset = new Int32Array(sym.supernodes);
@@ -414,60 +393,68 @@ export class LdltSolver implements LinearSolver {
     const sym = this.symbolic;
     if (!sym || !this.factored) throw new Error('LdltSolver: solveFactored called before factor');
     const t0 = performance.now();
-    const y = this.work;
+    const kernel = this.kernel;
+    const D = kernel.data;
+    const Y = this.solveBase; // y lives in kernel memory so the kernels can read it
+    const T = this.scratchBase;
     const { perm, supernodes, superStart, frontRowStart, frontRows, panelStart } = sym;
-    const L = this.kernel.data;
     const n = sym.nodes;
     for (let c = 0; c < n; c++) {
       const o = 3 * perm[c];
-      y[3 * c] = b[o];
-      y[3 * c + 1] = b[o + 1];
-      y[3 * c + 2] = b[o + 2];
+      D[Y + 3 * c] = b[o];
+      D[Y + 3 * c + 1] = b[o + 1];
+      D[Y + 3 * c + 2] = b[o + 2];
     }
-    // forward: L y = b
+    // forward: L y = b by panels: the diagonal block by chunks of SOLVE_BLOCK columns (a small triangular solve, then
+    // the kernel for the rest of the block), then y_below -= L21 y_block
     for (let s = 0; s < supernodes; s++) {
-      const f3 = 3 * superStart[s];
+      const ys = Y + 3 * superStart[s];
       const k = 3 * (superStart[s + 1] - superStart[s]);
-      const r0 = frontRowStart[s];
-      const m = frontRowStart[s + 1] - r0;
+      const r0 = frontRowStart[s] + k;
+      const r = frontRowStart[s + 1] - r0;
       const P = panelStart[s];
-      for (let j = 0; j < k; j++) {
-        const row = P + j * k;
-        let sum = y[f3 + j];
-        for (let q = 0; q < j; q++) sum -= L[row + q] * y[f3 + q];
-        y[f3 + j] = sum / L[row + j];
+      for (let c0 = 0; c0 < k; c0 += SOLVE_BLOCK) {
+        const c1 = Math.min(c0 + SOLVE_BLOCK, k);
+        for (let j = c0; j < c1; j++) {
+          const row = P + j * k;
+          let sum = D[ys + j];
+          for (let q = c0; q < j; q++) sum -= D[row + q] * D[ys + q];
+          D[ys + j] = sum / D[row + j];
+        }
+        if (c1 < k) kernel.update(P + c1 * k + c0, ys + c0, ys + c1, k, 1, c1 - c0, k - c1, 1);
       }
-      for (let i = k; i < m; i++) {
-        const row = P + i * k;
-        let sum = 0;
-        for (let q = 0; q < k; q++) sum += L[row + q] * y[f3 + q];
-        y[frontRows[r0 + i]] -= sum;
-      }
+      if (r === 0) continue;
+      D.fill(0, T, T + r);
+      kernel.update(P + k * k, ys, T, k, 1, k, r, 1); // T = -L21 y_block
+      for (let i = 0; i < r; i++) D[Y + frontRows[r0 + i]] += D[T + i];
     }
-    // backward: L^T x = y
+    // backward: L^T x = y: y_block -= L21^T y_below, then the transposed diagonal block by chunks, last first
     for (let s = supernodes - 1; s >= 0; s--) {
-      const f3 = 3 * superStart[s];
+      const ys = Y + 3 * superStart[s];
       const k = 3 * (superStart[s + 1] - superStart[s]);
-      const r0 = frontRowStart[s];
-      const m = frontRowStart[s + 1] - r0;
+      const r0 = frontRowStart[s] + k;
+      const r = frontRowStart[s + 1] - r0;
       const P = panelStart[s];
-      for (let i = k; i < m; i++) {
-        const row = P + i * k;
-        const yi = y[frontRows[r0 + i]];
-        for (let q = 0; q < k; q++) y[f3 + q] -= L[row + q] * yi;
+      if (r > 0) {
+        for (let i = 0; i < r; i++) D[T + i] = D[Y + frontRows[r0 + i]];
+        kernel.gemvTransposed(P + k * k, k, T, ys, r, k);
       }
-      for (let j = k - 1; j >= 0; j--) {
-        const row = P + j * k;
-        const yj = y[f3 + j] / L[row + j];
-        y[f3 + j] = yj;
-        for (let q = 0; q < j; q++) y[f3 + q] -= L[row + q] * yj;
+      for (let c0 = Math.floor((k - 1) / SOLVE_BLOCK) * SOLVE_BLOCK; c0 >= 0; c0 -= SOLVE_BLOCK) {
+        const c1 = Math.min(c0 + SOLVE_BLOCK, k);
+        for (let j = c1 - 1; j >= c0; j--) {
+          const row = P + j * k;
+          const yj = D[ys + j] / D[row + j];
+          D[ys + j] = yj;
+          for (let q = c0; q < j; q++) D[ys + q] -= D[row + q] * yj;
+        }
+        if (c0 > 0) kernel.gemvTransposed(P + c0 * k, k, ys + c0, ys, c1 - c0, c0);
       }
     }
     for (let c = 0; c < n; c++) {
       const o = 3 * perm[c];
-      x[o] = y[3 * c];
-      x[o + 1] = y[3 * c + 1];
-      x[o + 2] = y[3 * c + 2];
+      x[o] = D[Y + 3 * c];
+      x[o + 1] = D[Y + 3 * c + 1];
+      x[o + 2] = D[Y + 3 * c + 2];
     }
     this.timing.solveMs += performance.now() - t0;
     this.timing.solves++;
@@ -500,11 +487,11 @@ export class LdltSolver implements LinearSolver {
     const v = A.values;
     const { rowStart } = A.pattern;
     const { perm, supernodes, superStart, superParent, childCount, frontRowStart, panelStart } = sym;
-    const { relStart, segStart, segFirst, segLength, segDest, assemblyRow } = sym;
+    const { relStart, assemblyRow } = sym;
     const stackOwner = this.stackOwner;
     const stackOffset = this.stackOffset;
     let depth = 0; // update matrices on the stack
-    let top = sym.factorSize; // first free double of the stack
+    let top = this.stackBase; // first free double of the stack
     for (let s = 0; s < supernodes; s++) {
       const f = superStart[s];
       const ncols = superStart[s + 1] - f;
@@ -541,30 +528,8 @@ export class LdltSolver implements LinearSolver {
       const nch = childCount[s];
       for (let t = depth - nch; t < depth; t++) {
         const child = stackOwner[t];
-        const co = stackOffset[t];
-        const rc = relStart[child + 1] - relStart[child];
-        const g0 = segStart[child];
-        const g1 = segStart[child + 1];
-        // row a of the child's (lower) update matrix, run by run of consecutive destination rows
-        for (let ga = g0; ga < g1; ga++) {
-          const aFirst = segFirst[ga];
-          const aDest = segDest[ga];
-          for (let da = 0; da < segLength[ga]; da++) {
-            const a = aFirst + da;
-            const ra = aDest + da;
-            const src = co + a * rc;
-            const panelRow = P + ra * k;
-            const uRow = Uo + (ra - k) * r - k;
-            for (let gb = g0; gb <= ga; gb++) {
-              const bFirst = segFirst[gb];
-              const len = gb === ga ? da + 1 : segLength[gb];
-              const dest = segDest[gb];
-              const to = dest < k ? panelRow + dest : uRow + dest;
-              const from = src + bFirst;
-              for (let t2 = 0; t2 < len; t2++) D[to + t2] += D[from + t2];
-            }
-          }
-        }
+        const rs = relStart[child];
+        kernel.extendAdd(stackOffset[t], relStart[child + 1] - rs, rs, P, Uo, k, r);
       }
       let base = top;
       if (nch > 0) {
@@ -596,37 +561,62 @@ export class LdltSolver implements LinearSolver {
       // update this block column (rows j0..m-1) with all earlier columns
       for (let qb = 0; qb < j0; qb += qBlock) {
         const qe = Math.min(qb + qBlock, j0);
-        const o = P + j0 * k + qb;
-        kernel.update(o, o, P + j0 * k + j0, k, k, qe - qb, m - j0, j1 - j0);
+        this.trapezoidUpdate(P + j0 * k + qb, P + j0 * k + j0, k, k, qe - qb, m - j0, j1 - j0);
       }
-      for (let c = j0; c < j1; c++) {
+      // within the block, columns by pairs: update both with the block's earlier columns, factor their 2x2
+      // diagonal block, then finish both in one pass over the rows below
+      for (let c = j0; c < j1; c += 2) {
         const diag = P + c * k + c;
-        if (c > j0) kernel.update(P + c * k + j0, P + c * k + j0, diag, k, k, c - j0, m - c, 1);
-        const d = D[diag];
-        if (!(d > 0)) {
-          const column = sym.frontRows[sym.frontRowStart[s] + c];
-          const node = sym.perm[Math.floor(column / 3)];
-          throw new Error(
-            `LdltSolver: matrix is not positive definite: pivot ${d} at DOF ${3 * node + (column % 3)} ` +
-              `(node ${node}, elimination column ${column})`,
-          );
+        if (c + 1 === j1) {
+          if (c > j0) kernel.update(P + c * k + j0, P + c * k + j0, diag, k, k, c - j0, m - c, 1);
+          const l00 = this.pivot(D[diag], c, s, sym);
+          D[diag] = l00;
+          kernel.scaleStrided(diag + k, k, m - c - 1, 1 / l00);
+          continue;
         }
-        const ljj = Math.sqrt(d);
-        D[diag] = ljj;
-        const inv = 1 / ljj;
-        for (let o = diag + k, end = P + m * k; o < end; o += k) D[o] *= inv;
+        if (c > j0) kernel.update(P + c * k + j0, P + c * k + j0, diag, k, k, c - j0, m - c, 2);
+        const l00 = this.pivot(D[diag], c, s, sym);
+        const inv0 = 1 / l00;
+        D[diag] = l00;
+        const l10 = D[diag + k] * inv0;
+        D[diag + k] = l10;
+        const l11 = this.pivot(D[diag + k + 1] - l10 * l10, c + 1, s, sym);
+        D[diag + k + 1] = l11;
+        kernel.finishColumnPair(diag + 2 * k, k, m - c - 2, inv0, l10, 1 / l11);
       }
     }
-    // Schur complement: U[i][j] -= sum_q L[k+i][q] L[k+j][q], lower triangle by column blocks (tiles also touch
-    // the unused upper side of each diagonal block)
+    // Schur complement: U[i][j] -= sum_q L[k+i][q] L[k+j][q], lower triangle by column blocks
     const r = m - k;
     for (let jb = 0; jb < r; jb += jBlock) {
       const je = Math.min(jb + jBlock, r);
       for (let qb = 0; qb < k; qb += qBlock) {
         const qe = Math.min(qb + qBlock, k);
-        const o = P + (k + jb) * k + qb;
-        kernel.update(o, o, Uo + jb * r + jb, k, r, qe - qb, r - jb, je - jb);
+        this.trapezoidUpdate(P + (k + jb) * k + qb, Uo + jb * r + jb, k, r, qe - qb, r - jb, je - jb);
       }
     }
+  }
+
+  /** The square root of a pivot; a pivot <= 0 (or NaN) means A is not positive definite. */
+  private pivot(d: number, c: number, s: number, sym: LdltSymbolic): number {
+    if (d > 0) return Math.sqrt(d);
+    const column = sym.frontRows[sym.frontRowStart[s] + c];
+    const node = sym.perm[Math.floor(column / 3)];
+    throw new Error(
+      `LdltSolver: matrix is not positive definite: pivot ${d} at DOF ${3 * node + (column % 3)} ` +
+        `(node ${node}, elimination column ${column})`,
+    );
+  }
+
+  /**
+   * C[i][j] -= A_i . A_j for j < nc <= i < nr, and for j <= i < nc (the diagonal square, by strips of 4 rows so
+   * that little of its upper side is computed). A rows have stride sab and length p, C rows stride sc.
+   */
+  private trapezoidUpdate(a: number, c: number, sab: number, sc: number, p: number, nr: number, nc: number): void {
+    const kernel = this.kernel;
+    for (let i0 = 0; i0 < nc; i0 += 4) {
+      const i1 = Math.min(i0 + 4, nc);
+      kernel.update(a + i0 * sab, a, c + i0 * sc, sab, sc, p, i1 - i0, i1);
+    }
+    if (nr > nc) kernel.update(a + nc * sab, a, c + nc * sc, sab, sc, p, nr - nc, nc);
   }
 }

@@ -15,6 +15,12 @@
 
 /** Squared relative orthogonality at which a column pair counts as converged (cosine below ~1e-15). */
 const TOL2 = 1e-30;
+/**
+ * Beyond this |zeta| the rotation angle t < 5e-7, and the first-order formulas carry relative errors of order
+ * t^2 < 2.5e-13 in an angle whose effect on the columns is itself t-small: below double round-off. Saves two
+ * square roots in the last sweeps, which is most of the rotations.
+ */
+const SMALL_ANGLE_ZETA = 1e6;
 /** Quadratic convergence makes 3-5 sweeps typical; the cap only guards against pathological inputs. */
 const MAX_SWEEPS = 30;
 
@@ -68,9 +74,16 @@ export function svd3(F: ArrayLike<number>, U: Float64Array, sigma: Float64Array,
       if (gamma * gamma > TOL2 * alpha * beta) {
         rotated = true;
         const zeta = (beta - alpha) / (2 * gamma);
-        const t =
-          Math.abs(zeta) > 1e150 ? 0.5 / zeta : (zeta >= 0 ? 1 : -1) / (Math.abs(zeta) + Math.sqrt(1 + zeta * zeta));
-        const c = 1 / Math.sqrt(1 + t * t);
+        let t: number;
+        let c: number;
+        if (Math.abs(zeta) > SMALL_ANGLE_ZETA) {
+          // Tiny angle (late sweeps): t = 1/(2 zeta) and c = 1 - t^2/2 are exact to O(t^3), below round-off here.
+          t = 0.5 / zeta;
+          c = 1 - 0.5 * t * t;
+        } else {
+          t = (zeta >= 0 ? 1 : -1) / (Math.abs(zeta) + Math.sqrt(1 + zeta * zeta));
+          c = 1 / Math.sqrt(1 + t * t);
+        }
         const s = c * t;
         const x0 = a00;
         a00 = c * x0 - s * a10;
@@ -100,9 +113,16 @@ export function svd3(F: ArrayLike<number>, U: Float64Array, sigma: Float64Array,
       if (gamma * gamma > TOL2 * alpha * beta) {
         rotated = true;
         const zeta = (beta - alpha) / (2 * gamma);
-        const t =
-          Math.abs(zeta) > 1e150 ? 0.5 / zeta : (zeta >= 0 ? 1 : -1) / (Math.abs(zeta) + Math.sqrt(1 + zeta * zeta));
-        const c = 1 / Math.sqrt(1 + t * t);
+        let t: number;
+        let c: number;
+        if (Math.abs(zeta) > SMALL_ANGLE_ZETA) {
+          // Tiny angle (late sweeps): t = 1/(2 zeta) and c = 1 - t^2/2 are exact to O(t^3), below round-off here.
+          t = 0.5 / zeta;
+          c = 1 - 0.5 * t * t;
+        } else {
+          t = (zeta >= 0 ? 1 : -1) / (Math.abs(zeta) + Math.sqrt(1 + zeta * zeta));
+          c = 1 / Math.sqrt(1 + t * t);
+        }
         const s = c * t;
         const x0 = a00;
         a00 = c * x0 - s * a20;
@@ -132,9 +152,16 @@ export function svd3(F: ArrayLike<number>, U: Float64Array, sigma: Float64Array,
       if (gamma * gamma > TOL2 * alpha * beta) {
         rotated = true;
         const zeta = (beta - alpha) / (2 * gamma);
-        const t =
-          Math.abs(zeta) > 1e150 ? 0.5 / zeta : (zeta >= 0 ? 1 : -1) / (Math.abs(zeta) + Math.sqrt(1 + zeta * zeta));
-        const c = 1 / Math.sqrt(1 + t * t);
+        let t: number;
+        let c: number;
+        if (Math.abs(zeta) > SMALL_ANGLE_ZETA) {
+          // Tiny angle (late sweeps): t = 1/(2 zeta) and c = 1 - t^2/2 are exact to O(t^3), below round-off here.
+          t = 0.5 / zeta;
+          c = 1 - 0.5 * t * t;
+        } else {
+          t = (zeta >= 0 ? 1 : -1) / (Math.abs(zeta) + Math.sqrt(1 + zeta * zeta));
+          c = 1 / Math.sqrt(1 + t * t);
+        }
         const s = c * t;
         const x0 = a10;
         a10 = c * x0 - s * a20;
