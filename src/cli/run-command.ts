@@ -135,7 +135,7 @@ export interface RunFlags {
   duration?: number;
   out?: string;
   param?: Record<string, number | boolean>;
-  linear?: 'pcg' | 'ldlt';
+  linear?: 'auto' | 'pcg' | 'ldlt';
   tol?: number;
   frameRate?: number;
   quiet?: boolean;

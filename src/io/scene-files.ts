@@ -277,7 +277,7 @@ export interface SceneOverrides {
   duration?: number;
   /** Merged over the scene's params when the integrator stays the same; they replace them when it changes. */
   params?: IntegratorParams;
-  linear?: 'pcg' | 'ldlt';
+  linear?: 'auto' | 'pcg' | 'ldlt';
   /** Newton tolerance (|dx|_inf <= tolerance * h). */
   tolerance?: number;
   frameRate?: number;
@@ -326,7 +326,7 @@ export function applyOverrides(scene: Scene, overrides: SceneOverrides): Scene {
   }
   if (o.solver !== undefined) Object.assign(next.solver, o.solver);
   if (o.linear !== undefined) {
-    if (o.linear !== 'pcg' && o.linear !== 'ldlt') throw new OverrideError('linear', `linear solver must be pcg or ldlt (got '${String(o.linear)}')`);
+    if (o.linear !== 'auto' && o.linear !== 'pcg' && o.linear !== 'ldlt') throw new OverrideError('linear', `linear solver must be auto, pcg or ldlt (got '${String(o.linear)}')`);
     next.solver.linear = o.linear;
   }
   if (o.dt !== undefined) next.dt = o.dt;

@@ -102,7 +102,10 @@ export class NewtonSolver {
       for (let ls = 0; ls < tries && alpha > 0; ls++) {
         for (let d = 0; d < n; d++) trial[d] = x[d] + alpha * dx[d];
         const e = ip.value(trial);
-        if (e <= energy) {
+        // Near the minimiser a Newton step changes the energy by less than its round-off: accept the full step then
+        // (it is a descent direction), or the solve would stall short of the accuracy the tolerance asks for.
+        const withinRoundOff = ls === 0 && slope < 0 && e - energy <= 1e-13 * Math.abs(energy);
+        if (e <= energy || withinRoundOff) {
           x.set(trial);
           energy = e;
           accepted = true;
