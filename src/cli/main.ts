@@ -29,7 +29,7 @@ function addRunOptions(cmd: Command): Command {
     .option('--dt <h>', 'time step in seconds, a decimal or a fraction like 1/120 (default: the scene\'s dt)', parseTimeStep)
     .option('--duration <s>', 'simulated time in seconds (default: the scene\'s duration)', parseDuration)
     .option('--out <dir>', 'output folder (default: out/<scene>-<integrator> for run, out/<scene>-compare for compare)')
-    .addOption(new Option('--linear <solver>', 'linear solver of the Newton steps (default: the scene\'s)').choices(['auto', 'pcg', 'ldlt']))
+    .addOption(new Option('--linear <solver>', 'linear solver of the Newton steps (default: the scene\'s)').choices(['auto', 'pcg', 'ldlt', 'ldlt-lagged']))
     .option('--tol <x>', 'Newton tolerance: stop when |dx|_inf <= tol * h (default: the scene\'s, 0.01)', parsePositive)
     .option('--frame-rate <f>', 'output frames per second (default: the scene\'s frameRate)', parsePositive)
     .option('--quiet', 'no progress display and no summary');

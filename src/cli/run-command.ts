@@ -5,6 +5,7 @@
 
 import { existsSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import type { LinearSolverName } from '../math/linear-solver.js';
 import type { Model } from '../model/model.js';
 import { clearCompareOutputs, compareReportMarkdown, runStatus, writeCompareOutputs, type CompareEntry } from '../io/compare-report.js';
 import { ENERGY_PLOT_FILE, FRAMES_DIR, METRICS_FILE, RunOutput, SUMMARY_FILE, type EnergySeries, type RunOutputPaths } from '../io/run-output.js';
@@ -135,7 +136,7 @@ export interface RunFlags {
   duration?: number;
   out?: string;
   param?: Record<string, number | boolean>;
-  linear?: 'auto' | 'pcg' | 'ldlt';
+  linear?: 'auto' | LinearSolverName;
   tol?: number;
   frameRate?: number;
   quiet?: boolean;

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { DecayPiece, EnergyTargetOptions } from '../integrators/energy-target.js';
 import type { IntegratorParams } from '../integrators/integrator.js';
 import { checkParams, findIntegrator, integratorNames } from '../integrators/registry.js';
+import { LINEAR_SOLVER_NAMES, type LinearSolverName } from '../math/linear-solver.js';
 import type { TetMesh } from '../mesh/tet-mesh.js';
 import type { MeshResolver } from '../scene/build.js';
 import { parseScene, SceneError, type Scene } from '../scene/schema.js';
@@ -277,7 +278,7 @@ export interface SceneOverrides {
   duration?: number;
   /** Merged over the scene's params when the integrator stays the same; they replace them when it changes. */
   params?: IntegratorParams;
-  linear?: 'auto' | 'pcg' | 'ldlt';
+  linear?: 'auto' | LinearSolverName;
   /** Newton tolerance (|dx|_inf <= tolerance * h). */
   tolerance?: number;
   frameRate?: number;
@@ -326,7 +327,7 @@ export function applyOverrides(scene: Scene, overrides: SceneOverrides): Scene {
   }
   if (o.solver !== undefined) Object.assign(next.solver, o.solver);
   if (o.linear !== undefined) {
-    if (o.linear !== 'auto' && o.linear !== 'pcg' && o.linear !== 'ldlt') throw new OverrideError('linear', `linear solver must be auto, pcg or ldlt (got '${String(o.linear)}')`);
+    if (o.linear !== 'auto' && !LINEAR_SOLVER_NAMES.includes(o.linear)) throw new OverrideError('linear', `linear solver must be auto, ${LINEAR_SOLVER_NAMES.join(', ')} (got '${String(o.linear)}')`);
     next.solver.linear = o.linear;
   }
   if (o.dt !== undefined) next.dt = o.dt;

@@ -4,6 +4,7 @@
  * (ldlt.ts) that reuses its symbolic analysis while the pattern stays the same.
  */
 import type { BsrMatrix } from './bsr.js';
+import { LaggedCholeskySolver } from './lagged-cholesky.js';
 import { LdltSolver } from './ldlt.js';
 import { PcgSolver } from './pcg.js';
 
@@ -23,7 +24,7 @@ export interface LinearSolverTiming {
 }
 
 export interface LinearSolver {
-  readonly name: 'pcg' | 'ldlt';
+  readonly name: LinearSolverName;
   /** Cumulative timings, so benchmarks and the simulation can say where the time goes. */
   readonly timing: LinearSolverTiming;
   /** Solves A x = b. A is SPD (Newton matrix: lumped mass/h^2-scaled + PSD-projected Hessians, Dirichlet rows
@@ -40,8 +41,17 @@ export interface LinearSolverOptions {
   preconditioner?: 'jacobi' | 'block-jacobi';
 }
 
-export function createLinearSolver(name: 'pcg' | 'ldlt', options: LinearSolverOptions = {}): LinearSolver {
+/**
+ * 'pcg': Jacobi-preconditioned CG (the seed paper's); 'ldlt': sparse Cholesky, factored for every solve;
+ * 'ldlt-lagged': CG preconditioned by a Cholesky factor that is renewed only when it stops paying off.
+ */
+export type LinearSolverName = 'pcg' | 'ldlt' | 'ldlt-lagged';
+
+export const LINEAR_SOLVER_NAMES: readonly LinearSolverName[] = ['pcg', 'ldlt', 'ldlt-lagged'];
+
+export function createLinearSolver(name: LinearSolverName, options: LinearSolverOptions = {}): LinearSolver {
   if (name === 'pcg') return new PcgSolver(options);
   if (name === 'ldlt') return new LdltSolver();
-  throw new Error(`createLinearSolver: unknown solver '${String(name)}' (expected 'pcg' or 'ldlt')`);
+  if (name === 'ldlt-lagged') return new LaggedCholeskySolver();
+  throw new Error(`createLinearSolver: unknown solver '${String(name)}' (expected ${LINEAR_SOLVER_NAMES.join(', ')})`);
 }

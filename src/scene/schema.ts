@@ -126,7 +126,10 @@ export const sceneSchema = z.strictObject({
   damping: z.strictObject({ rayleigh: z.number().nonnegative().default(0).describe('semi-implicit Rayleigh mu (s)') }).prefault({}),
   solver: z
     .strictObject({
-      linear: z.enum(['auto', 'pcg', 'ldlt']).default('auto').describe("'auto': sparse Cholesky up to 60,000 DOFs, Jacobi PCG above"),
+      linear: z
+        .enum(['auto', 'pcg', 'ldlt', 'ldlt-lagged'])
+        .default('auto')
+        .describe("'pcg' Jacobi CG, 'ldlt' Cholesky per solve, 'ldlt-lagged' CG on a reused Cholesky factor; 'auto': ldlt-lagged up to 60,000 DOFs, pcg above"),
       tolerance: positive.default(0.01).describe('Newton stop |dx|_inf <= tolerance * h'),
       maxNewtonIterations: z.number().int().positive().default(100),
       cgTolerance: positive.default(1e-4).describe('PCG relative residual'),

@@ -3,14 +3,14 @@ import { Dynamics, type SolveSettings } from '../integrators/dynamics.js';
 import { EnergyTarget, type EnergyTargetOptions } from '../integrators/energy-target.js';
 import { newCounters, type IntegratorParams, type IntegratorState } from '../integrators/integrator.js';
 import { checkParams, findIntegrator } from '../integrators/registry.js';
-import { createLinearSolver } from '../math/linear-solver.js';
+import { createLinearSolver, type LinearSolverName } from '../math/linear-solver.js';
 import { countInvertedTets } from '../mesh/tet-mesh.js';
 import type { Model } from '../model/model.js';
 import type { RunSummary, StepRecord } from './records.js';
 
 export interface SolverOptions {
   /** 'auto' picks the sparse Cholesky up to AUTO_DIRECT_MAX_DOFS unknowns and Jacobi PCG above. */
-  linear: 'auto' | 'pcg' | 'ldlt';
+  linear: 'auto' | LinearSolverName;
   /** Newton stop: |dx|_inf <= tolerance * h (seed 000: 0.01). */
   tolerance: number;
   maxNewtonIterations: number;
@@ -228,7 +228,7 @@ function peakMemoryMiB(): number {
  */
 export const AUTO_DIRECT_MAX_DOFS = 60000;
 
-export function resolveLinearSolver(choice: 'auto' | 'pcg' | 'ldlt', dofs: number): 'pcg' | 'ldlt' {
+export function resolveLinearSolver(choice: 'auto' | LinearSolverName, dofs: number): LinearSolverName {
   if (choice !== 'auto') return choice;
-  return dofs <= AUTO_DIRECT_MAX_DOFS ? 'ldlt' : 'pcg';
+  return dofs <= AUTO_DIRECT_MAX_DOFS ? 'ldlt-lagged' : 'pcg';
 }
