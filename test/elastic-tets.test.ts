@@ -2,19 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ElasticTets, lumpedMass, tetVolume } from '../src/energies/elastic-tets.js';
 import { MATERIAL_MODELS, createMaterial, type MaterialModel } from '../src/energies/materials.js';
-import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
-import { symmetricEigen } from '../src/math/eigen-sym.js';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { orientTets } from '../src/mesh/tet-mesh.js';
+import { assembleHessianPattern, centralDifferenceGradient, centralDifferenceJacobian, flattenRows, maxAbs, maxAbsDiff, minEigenvalue, rng } from './numeric-helpers.js';
 
 /**
  * Three tets sharing faces around 6 nodes, with jittered positions; tets reoriented to positive volume.
@@ -23,50 +12,31 @@ function smallMesh(rand: () => number): { X: Float64Array; tets: Uint32Array } {
   const base = [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 0.2, 0.9, 0.1, 1];
   const X = Float64Array.from(base, (v) => v + 0.15 * (2 * rand() - 1));
   const tets = Uint32Array.from([0, 1, 2, 3, 1, 2, 3, 4, 1, 3, 4, 5]);
-  for (let e = 0; e < 3; e++) {
-    if (tetVolume(X, tets, e) < 0) {
-      const t = tets[4 * e + 2];
-      tets[4 * e + 2] = tets[4 * e + 3];
-      tets[4 * e + 3] = t;
-    }
-  }
+  orientTets({ positions: X, tets });
   return { X, tets };
 }
 
-function assemble(term: ElasticTets, n: number): BsrMatrix {
-  const builder = new PatternBuilder(n);
-  term.addPattern(builder);
-  const H = new BsrMatrix(builder.build());
-  term.bindPattern(H);
-  return H;
-}
-
 const material = (model: MaterialModel, nu = 0.35) => createMaterial(model, { youngsModulus: 100, poissonRatio: nu });
+
+/** A smallMesh, its elastic term of the given material, and a state x jittered by up to `amount` per coordinate. */
+function deformedMesh(rand: () => number, model: MaterialModel, amount: number) {
+  const { X, tets } = smallMesh(rand);
+  const term = new ElasticTets(X, tets, material(model));
+  const x = Float64Array.from(X, (v) => v + amount * (2 * rand() - 1));
+  return { X, tets, term, x };
+}
 
 test('gradient matches central differences of the total energy, for every material', () => {
   const rand = rng(21);
   for (const model of MATERIAL_MODELS) {
     for (const amount of [0.05, 0.25]) {
-      const { X, tets } = smallMesh(rand);
-      const term = new ElasticTets(X, tets, material(model));
-      const x = Float64Array.from(X, (v) => v + amount * (2 * rand() - 1));
+      const { term, x } = deformedMesh(rand, model, amount);
       assert.equal(term.countInverted(x), 0, 'test mesh must stay uninverted');
       const g = new Float64Array(x.length);
       term.addGradient(x, 2, g);
-      const h = 1e-6;
-      let maxErr = 0;
-      let maxG = 0;
-      for (let d = 0; d < x.length; d++) {
-        const xd = x[d];
-        x[d] = xd + h;
-        const ep = term.energy(x);
-        x[d] = xd - h;
-        const em = term.energy(x);
-        x[d] = xd;
-        const fd = (2 * (ep - em)) / (2 * h);
-        maxErr = Math.max(maxErr, Math.abs(fd - g[d]));
-        maxG = Math.max(maxG, Math.abs(g[d]));
-      }
+      const fd = centralDifferenceGradient((y) => term.energy(y), x, 2, 1e-6);
+      const maxErr = maxAbsDiff(fd, g);
+      const maxG = maxAbs(g);
       assert.ok(maxG > 1e-3, `${model}: gradient suspiciously small`);
       assert.ok(maxErr < 1e-6 * maxG, `${model} amount ${amount}: gradient error ${maxErr} vs ${maxG}`);
     }
@@ -77,58 +47,31 @@ test('exact Hessian matches central differences of the gradient; projected Hessi
   const rand = rng(22);
   for (const model of MATERIAL_MODELS) {
     for (const amount of [0.05, 0.3]) {
-      const { X, tets } = smallMesh(rand);
-      const term = new ElasticTets(X, tets, material(model));
-      const x = Float64Array.from(X, (v) => v + amount * (2 * rand() - 1));
+      const { term, x } = deformedMesh(rand, model, amount);
       if (term.countInverted(x) > 0) continue;
-      const n = x.length / 3;
-      const H = assemble(term, n);
+      const H = assembleHessianPattern(term, x.length / 3);
       term.addHessian(x, 3, H, false);
-      const dense = H.toDense();
-      const m = x.length;
-      const h = 1e-6;
-      const gp = new Float64Array(m);
-      const gm = new Float64Array(m);
-      let maxErr = 0;
-      let maxH = 0;
-      for (let d = 0; d < m; d++) {
-        gp.fill(0);
-        gm.fill(0);
-        const xd = x[d];
-        x[d] = xd + h;
-        term.addGradient(x, 3, gp);
-        x[d] = xd - h;
-        term.addGradient(x, 3, gm);
-        x[d] = xd;
-        for (let r = 0; r < m; r++) {
-          const fd = (gp[r] - gm[r]) / (2 * h);
-          maxErr = Math.max(maxErr, Math.abs(fd - dense[r][d]));
-          maxH = Math.max(maxH, Math.abs(dense[r][d]));
-        }
-      }
+      const dense = flattenRows(H.toDense());
+      const fd = centralDifferenceJacobian((y, out) => term.addGradient(y, 3, out), x, 1e-6);
+      const maxErr = maxAbsDiff(fd, dense);
+      const maxH = maxAbs(dense);
       assert.ok(maxErr < 1e-6 * maxH, `${model} amount ${amount}: Hessian error ${maxErr} vs ${maxH}`);
 
       // Projected: PSD, and no larger than needed (equal to exact when each element's dP/dF is PSD, at rest).
       H.zero();
       term.addHessian(x, 3, H, true);
-      const P = H.toDense();
-      const flat = new Float64Array(m * m);
-      for (let r = 0; r < m; r++) for (let c = 0; c < m; c++) flat[m * r + c] = P[r][c];
-      const w = new Float64Array(m);
-      symmetricEigen(flat, m, w, new Float64Array(m * m), new Float64Array(m * m));
-      assert.ok(Math.min(...w) > -1e-9 * maxH, `${model}: projected Hessian eigenvalue ${Math.min(...w)}`);
+      const minEig = minEigenvalue(H.toDense());
+      assert.ok(minEig > -1e-9 * maxH, `${model}: projected Hessian eigenvalue ${minEig}`);
     }
     // At rest every material's dP/dF is PSD, so projection must not change the Hessian.
     const { X, tets } = smallMesh(rand);
     const term = new ElasticTets(X, tets, material(model));
-    const H = assemble(term, X.length / 3);
+    const H = assembleHessianPattern(term, X.length / 3);
     term.addHessian(X, 1, H, false);
     const exact = Float64Array.from(H.values);
     H.zero();
     term.addHessian(X, 1, H, true);
-    let diff = 0;
-    for (let i = 0; i < exact.length; i++) diff = Math.max(diff, Math.abs(exact[i] - H.values[i]));
-    assert.ok(diff < 1e-10 * Math.max(...exact.map(Math.abs)), `${model}: projection changed the rest Hessian`);
+    assert.ok(maxAbsDiff(exact, H.values) < 1e-10 * maxAbs(exact), `${model}: projection changed the rest Hessian`);
   }
 });
 
@@ -190,9 +133,7 @@ test('maxStep: a known inversion time, and J > 0 along the filtered step for ran
   const rand = rng(24);
   let limited = 0;
   for (let trial = 0; trial < 300; trial++) {
-    const mesh = smallMesh(rand);
-    const term = new ElasticTets(mesh.X, mesh.tets, material('neo-hookean'));
-    const x = Float64Array.from(mesh.X, (v) => v + 0.1 * (2 * rand() - 1));
+    const { term, x } = deformedMesh(rand, 'neo-hookean', 0.1);
     if (term.countInverted(x) > 0) continue;
     const size = 3 * rand();
     const step = Float64Array.from(x, () => size * (2 * rand() - 1));

@@ -1,22 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import { BsrMatrix } from '../src/math/bsr.js';
 import { LaggedCholeskySolver } from '../src/math/lagged-cholesky.js';
 import { LdltSolver } from '../src/math/ldlt.js';
+import { gridPattern } from './numeric-helpers.js';
 
 /** SPD matrix on a 3D grid graph of nodes: identity-dominant diagonal blocks, random symmetric couplings. */
 function gridMatrix(side: number, seed: number, drift: number): BsrMatrix {
   const n = side * side * side;
-  const id = (i: number, j: number, k: number) => i + side * (j + side * k);
-  const b = new PatternBuilder(n);
-  for (let k = 0; k < side; k++)
-    for (let j = 0; j < side; j++)
-      for (let i = 0; i < side; i++) {
-        if (i + 1 < side) b.addClique([id(i, j, k), id(i + 1, j, k)]);
-        if (j + 1 < side) b.addClique([id(i, j, k), id(i, j + 1, k)]);
-        if (k + 1 < side) b.addClique([id(i, j, k), id(i, j, k + 1)]);
-      }
-  const A = new BsrMatrix(b.build());
+  const A = new BsrMatrix(gridPattern(side, side, side));
   let s = seed;
   const rand = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648) - 0.5;
   const { rowStart, col } = A.pattern;

@@ -15,6 +15,7 @@ import {
   rateOrdering,
 } from '../src/math/ordering.js';
 import { PcgSolver } from '../src/math/pcg.js';
+import { gridPattern } from './numeric-helpers.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
@@ -81,16 +82,7 @@ function randomSpd(pattern: BsrPattern, rand: () => number): BsrMatrix {
 
 /** 3D grid Laplacian (7-point, plus a mass term) tensor I3, on nx*ny*nz nodes. */
 function gridLaplacian(nx: number, ny: number, nz: number, mass = 0.1): BsrMatrix {
-  const id = (i: number, j: number, k: number): number => i + nx * (j + ny * k);
-  const b = new PatternBuilder(nx * ny * nz);
-  for (let k = 0; k < nz; k++)
-    for (let j = 0; j < ny; j++)
-      for (let i = 0; i < nx; i++) {
-        if (i + 1 < nx) b.addClique([id(i, j, k), id(i + 1, j, k)]);
-        if (j + 1 < ny) b.addClique([id(i, j, k), id(i, j + 1, k)]);
-        if (k + 1 < nz) b.addClique([id(i, j, k), id(i, j, k + 1)]);
-      }
-  const pattern = b.build();
+  const pattern = gridPattern(nx, ny, nz);
   const A = new BsrMatrix(pattern);
   const { rowStart, col } = pattern;
   for (let i = 0; i < pattern.n; i++) {

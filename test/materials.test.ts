@@ -10,62 +10,18 @@ import {
   type Material,
 } from '../src/energies/materials.js';
 import { projectPsdInPlace, psdScratchLength, symmetricEigen } from '../src/math/eigen-sym.js';
-import { det3, multiply3, multiplyABt } from '../src/math/small.js';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function randomRotation(rand: () => number): Float64Array {
-  let w, x, y, z, n;
-  do {
-    w = 2 * rand() - 1;
-    x = 2 * rand() - 1;
-    y = 2 * rand() - 1;
-    z = 2 * rand() - 1;
-    n = Math.hypot(w, x, y, z);
-  } while (n < 0.1 || n > 1);
-  w /= n;
-  x /= n;
-  y /= n;
-  z /= n;
-  return Float64Array.from([
-    1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-    2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-    2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y),
-  ]);
-}
+import { det3, multiply3 } from '../src/math/small.js';
+import { centralDifferenceGradient, centralDifferenceJacobian, composeSvd, maxAbs, maxAbsDiff, randomRotation, rng } from './numeric-helpers.js';
 
 /** Q1 diag(s) Q2^T with random rotations. */
 function withSingularValues(rand: () => number, s: number[]): Float64Array {
   const U = randomRotation(rand);
   const V = randomRotation(rand);
-  const US = new Float64Array(9);
-  for (let r = 0; r < 3; r++) for (let c = 0; c < 3; c++) US[3 * r + c] = U[3 * r + c] * s[c];
-  return multiplyABt(US, V, new Float64Array(9));
+  return composeSvd(U, s, V);
 }
 
 function nearIdentity(rand: () => number, amount: number): Float64Array {
   return Float64Array.from({ length: 9 }, (_, i) => (i % 4 === 0 ? 1 : 0) + amount * (2 * rand() - 1));
-}
-
-function maxAbs(a: ArrayLike<number>): number {
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]));
-  return m;
-}
-
-function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return m;
 }
 
 /** Smallest singular value of F (from the eigenvalues of F^T F), to size finite-difference steps. */
@@ -111,16 +67,7 @@ test('first Piola stress matches central differences of the energy density', () 
         const P = new Float64Array(9);
         material.firstPiola(F, P);
         const h = 1e-6 * Math.min(1, smallestSingular(F));
-        const Fp = Float64Array.from(F);
-        const fd = new Float64Array(9);
-        for (let k = 0; k < 9; k++) {
-          Fp[k] = F[k] + h;
-          const ep = material.energyDensity(Fp);
-          Fp[k] = F[k] - h;
-          const em = material.energyDensity(Fp);
-          Fp[k] = F[k];
-          fd[k] = (ep - em) / (2 * h);
-        }
+        const fd = centralDifferenceGradient((G) => material.energyDensity(G), F, 1, h);
         const err = maxAbsDiff(fd, P) / Math.max(maxAbs(P), material.mu);
         assert.ok(err < 1e-5, `${material.model} nu=${nu} ${label}: |P - FD| rel ${err}`);
       }
@@ -140,18 +87,7 @@ test('exact dP/dF (closed form and from the eigensystem) matches central differe
         material.hessianEigensystem(F, false, es);
         denseFromEigensystem(es, fromModes);
         const h = 1e-6 * Math.min(1, smallestSingular(F));
-        const Fp = Float64Array.from(F);
-        const Pp = new Float64Array(9);
-        const Pm = new Float64Array(9);
-        const fd = new Float64Array(81);
-        for (let k = 0; k < 9; k++) {
-          Fp[k] = F[k] + h;
-          material.firstPiola(Fp, Pp);
-          Fp[k] = F[k] - h;
-          material.firstPiola(Fp, Pm);
-          Fp[k] = F[k];
-          for (let p = 0; p < 9; p++) fd[9 * p + k] = (Pp[p] - Pm[p]) / (2 * h);
-        }
+        const fd = centralDifferenceJacobian((G, P) => material.firstPiola(G, P), F, h);
         const scale = Math.max(maxAbs(dense), material.mu);
         const errDense = maxAbsDiff(fd, dense) / scale;
         const errModes = maxAbsDiff(fd, fromModes) / scale;

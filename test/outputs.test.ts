@@ -260,7 +260,7 @@ test('applyOverrides validates, names the field, drops scene params when the int
   fails({ params: { nope: 1 } }, 'params', /no parameter 'nope'; allowed: alphaMin, alphaMax, sparse/);
   fails({ dt: 0 }, 'dt', /positive/);
   fails({ duration: -1 }, 'duration', /non-negative/);
-  fails({ linear: 'lu' as 'pcg' }, 'linear', /pcg or ldlt/);
+  fails({ linear: 'lu' as 'pcg' }, 'linear', /auto, pcg, ldlt, ldlt-lagged/);
 });
 
 test('toRunOptions maps the energy schedule: schedule over tau, tau from decayStart, else conserve', () => {

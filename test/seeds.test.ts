@@ -21,17 +21,7 @@ import { buildModel } from '../src/scene/build.js';
 import type { Scene } from '../src/scene/schema.js';
 import { simulate } from '../src/sim/simulate.js';
 import { makeIntegrator, oscillatorModel, tightSettings } from './helpers.js';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from './numeric-helpers.js';
 
 function close(actual: number, expected: number, relTol: number, what: string): void {
   assert.ok(Math.abs(actual - expected) <= relTol * Math.abs(expected), `${what}: got ${actual}, expected ${expected} (rel tol ${relTol})`);

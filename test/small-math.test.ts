@@ -12,59 +12,10 @@ import {
   polarDecomposition,
   transpose3,
 } from '../src/math/small.js';
-
-/** Deterministic uniform [0, 1) generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { composeSvd, maxAbsDiff, randomRotation, rng } from './numeric-helpers.js';
 
 function randomMatrix(rand: () => number, scale = 1): Float64Array {
   return Float64Array.from({ length: 9 }, () => scale * (2 * rand() - 1));
-}
-
-/** A random rotation from a random unit quaternion. */
-function randomRotation(rand: () => number): Float64Array {
-  let w = 0;
-  let x = 0;
-  let y = 0;
-  let z = 0;
-  let n = 0;
-  do {
-    w = 2 * rand() - 1;
-    x = 2 * rand() - 1;
-    y = 2 * rand() - 1;
-    z = 2 * rand() - 1;
-    n = Math.hypot(w, x, y, z);
-  } while (n < 0.1 || n > 1);
-  w /= n;
-  x /= n;
-  y /= n;
-  z /= n;
-  return Float64Array.from([
-    1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-    2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-    2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y),
-  ]);
-}
-
-/** U diag(s) V^T. */
-function compose(U: Float64Array, s: ArrayLike<number>, V: Float64Array): Float64Array {
-  const US = new Float64Array(9);
-  for (let r = 0; r < 3; r++) for (let c = 0; c < 3; c++) US[3 * r + c] = U[3 * r + c] * s[c];
-  return multiplyABt(US, V, new Float64Array(9));
-}
-
-function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return m;
 }
 
 const I3 = Float64Array.from([1, 0, 0, 0, 1, 0, 0, 0, 1]);
@@ -76,7 +27,7 @@ function checkSvd(F: Float64Array, label: string): Float64Array {
   svd3(F, U, s, V);
   // Max entry rather than a norm: squares of 1e-200 underflow.
   const scale = 3 * Math.max(...Array.from(F, Math.abs));
-  assert.ok(maxAbsDiff(compose(U, s, V), F) <= 1e-14 * scale, `${label}: U S V^T != F`);
+  assert.ok(maxAbsDiff(composeSvd(U, s, V), F) <= 1e-14 * scale, `${label}: U S V^T != F`);
   assert.ok(maxAbsDiff(multiplyAtB(U, U, new Float64Array(9)), I3) < 1e-14, `${label}: U not orthogonal`);
   assert.ok(maxAbsDiff(multiplyAtB(V, V, new Float64Array(9)), I3) < 1e-14, `${label}: V not orthogonal`);
   assert.ok(Math.abs(det3(U) - 1) < 1e-14, `${label}: det U = ${det3(U)}`);
@@ -119,7 +70,7 @@ test('svd3 gets singular values of known matrices, including reflections and deg
     for (let trial = 0; trial < 50; trial++) {
       const U = randomRotation(rand);
       const V = randomRotation(rand);
-      const F = compose(U, target, V);
+      const F = composeSvd(U, target, V);
       const s = checkSvd(F, `spectrum ${target} trial ${trial}`);
       const scale = Math.abs(target[0]);
       for (let k = 0; k < 3; k++)

@@ -12,6 +12,10 @@ import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
 import type { PotentialTerm } from './potential.js';
 import { HessianEigensystem, type Material } from './materials.js';
 import { det3, inverse3 } from '../math/small.js';
+import { tetVolume } from '../mesh/tet-mesh.js';
+
+// Signed volume det(Ds)/6 of a tet, re-exported for callers that work with this term.
+export { tetVolume };
 
 /** Fraction of the first inversion time the line search may go (IPC's inversion-free filter uses the same idea). */
 const INVERSION_STEP_FRACTION = 0.8;
@@ -39,24 +43,6 @@ export function lumpedMass(X: Float64Array, tets: Uint32Array, density: number, 
       } else out[i] += m;
     }
   }
-}
-
-/** Signed volume det(Ds)/6 of tet e (positive when nodes 1, 2, 3 seen from node 0 turn right-handed). */
-export function tetVolume(x: Float64Array, tets: Uint32Array, e: number): number {
-  const i0 = 3 * tets[4 * e];
-  const i1 = 3 * tets[4 * e + 1];
-  const i2 = 3 * tets[4 * e + 2];
-  const i3 = 3 * tets[4 * e + 3];
-  const a0 = x[i1] - x[i0];
-  const a1 = x[i1 + 1] - x[i0 + 1];
-  const a2 = x[i1 + 2] - x[i0 + 2];
-  const b0 = x[i2] - x[i0];
-  const b1 = x[i2 + 1] - x[i0 + 1];
-  const b2 = x[i2 + 2] - x[i0 + 2];
-  const c0 = x[i3] - x[i0];
-  const c1 = x[i3 + 1] - x[i0 + 1];
-  const c2 = x[i3 + 2] - x[i0 + 2];
-  return (a0 * (b1 * c2 - b2 * c1) - a1 * (b0 * c2 - b2 * c0) + a2 * (b0 * c1 - b1 * c0)) / 6;
 }
 
 export class ElasticTets implements PotentialTerm {

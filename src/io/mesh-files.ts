@@ -92,6 +92,32 @@ function parseInteger(tok: string | undefined, file: string, line: number, what:
   return v;
 }
 
+/** The header of a TetGen file (layout names its fields for the error on an empty file) and the lines after it. */
+function tetgenHeader(text: string, file: string, layout: string): { lines: Generator<[number, string]>; hLine: number; h: string[] } {
+  const lines = dataLines(text, true);
+  const head = lines.next();
+  if (head.done) throw new MeshFileError(file, 0, `expected a header "${layout}", got an empty file`);
+  const [hLine, hText] = head.value;
+  return { lines, hLine, h: hText.split(/\s+/) };
+}
+
+/** Passes each of the `count` records of `lines` (0-based number `read`) to `record`; fails on more or fewer. */
+function forEachRecord(
+  lines: Iterable<[number, string]>,
+  count: number,
+  what: string,
+  file: string,
+  record: (lineNo: number, line: string, read: number) => void,
+): void {
+  let read = 0;
+  for (const [lineNo, line] of lines) {
+    if (read === count) throw new MeshFileError(file, lineNo, `expected end of file after ${count} ${what}, got ${JSON.stringify(line)}`);
+    record(lineNo, line, read);
+    read++;
+  }
+  if (read < count) throw new MeshFileError(file, 0, `expected ${count} ${what} as the header says, found ${read}`);
+}
+
 /** Shortest decimal with `digits` significant digits (no trailing zeros): compact, for files we ship. */
 function formatShort(x: number, digits: number): string {
   return String(Number(x.toPrecision(digits)));
@@ -174,11 +200,7 @@ export interface TetgenNodes {
  * [marker]` per point, indices consecutive from 0 or 1.
  */
 export function parseTetgenNode(text: string, file = '<node>'): TetgenNodes {
-  const lines = dataLines(text, true);
-  const head = lines.next();
-  if (head.done) throw new MeshFileError(file, 0, 'expected a header "<#points> 3 <#attributes> <#markers>", got an empty file');
-  const [hLine, hText] = head.value;
-  const h = hText.split(/\s+/);
+  const { lines, hLine, h } = tetgenHeader(text, file, '<#points> 3 <#attributes> <#markers>');
   const count = parseInteger(h[0], file, hLine, 'number of points in the header');
   const dim = h.length > 1 ? parseInteger(h[1], file, hLine, 'dimension in the header') : 3;
   const attrs = h.length > 2 ? parseInteger(h[2], file, hLine, 'number of attributes in the header') : 0;
@@ -188,9 +210,7 @@ export function parseTetgenNode(text: string, file = '<node>'): TetgenNodes {
   const fields = 4 + attrs + (markers ? 1 : 0);
   const positions = new Float64Array(3 * count);
   let firstIndex = 0;
-  let read = 0;
-  for (const [lineNo, line] of lines) {
-    if (read === count) throw new MeshFileError(file, lineNo, `expected end of file after ${count} points, got ${JSON.stringify(line)}`);
+  forEachRecord(lines, count, 'points', file, (lineNo, line, read) => {
     const tok = line.split(/\s+/);
     if (tok.length < 4) throw new MeshFileError(file, lineNo, `expected "<index> x y z" (${fields} fields), got ${JSON.stringify(line)}`);
     const idx = parseInteger(tok[0], file, lineNo, 'point index');
@@ -203,9 +223,7 @@ export function parseTetgenNode(text: string, file = '<node>'): TetgenNodes {
     positions[3 * read] = parseNumber(tok[1], file, lineNo, 'x');
     positions[3 * read + 1] = parseNumber(tok[2], file, lineNo, 'y');
     positions[3 * read + 2] = parseNumber(tok[3], file, lineNo, 'z');
-    read++;
-  }
-  if (read < count) throw new MeshFileError(file, 0, `expected ${count} points as the header says, found ${read}`);
+  });
   return { positions, firstIndex };
 }
 
@@ -214,20 +232,14 @@ export function parseTetgenNode(text: string, file = '<node>'): TetgenNodes {
  * per tet; node ids use `firstIndex` (from the .node file). Second-order tets keep their 4 corners.
  */
 export function parseTetgenEle(text: string, file: string, nodeCount: number, firstIndex: number): Uint32Array {
-  const lines = dataLines(text, true);
-  const head = lines.next();
-  if (head.done) throw new MeshFileError(file, 0, 'expected a header "<#tets> <nodes per tet> <#attributes>", got an empty file');
-  const [hLine, hText] = head.value;
-  const h = hText.split(/\s+/);
+  const { lines, hLine, h } = tetgenHeader(text, file, '<#tets> <nodes per tet> <#attributes>');
   const count = parseInteger(h[0], file, hLine, 'number of tetrahedra in the header');
   const per = h.length > 1 ? parseInteger(h[1], file, hLine, 'nodes per tetrahedron in the header') : 4;
   if (count < 0) throw new MeshFileError(file, hLine, `expected a non-negative number of tetrahedra, got ${count}`);
   if (per !== 4 && per !== 10) throw new MeshFileError(file, hLine, `expected 4 or 10 nodes per tetrahedron, got ${per}`);
   const tets = new Uint32Array(4 * count);
-  let read = 0;
   let elementBase = -1;
-  for (const [lineNo, line] of lines) {
-    if (read === count) throw new MeshFileError(file, lineNo, `expected end of file after ${count} tetrahedra, got ${JSON.stringify(line)}`);
+  forEachRecord(lines, count, 'tetrahedra', file, (lineNo, line, read) => {
     const tok = line.split(/\s+/);
     if (tok.length < 1 + per) throw new MeshFileError(file, lineNo, `expected "<index>" and ${per} node ids, got ${JSON.stringify(line)}`);
     const idx = parseInteger(tok[0], file, lineNo, 'tetrahedron index');
@@ -241,9 +253,7 @@ export function parseTetgenEle(text: string, file: string, nodeCount: number, fi
       }
       tets[4 * read + k] = v;
     }
-    read++;
-  }
-  if (read < count) throw new MeshFileError(file, 0, `expected ${count} tetrahedra as the header says, found ${read}`);
+  });
   return tets;
 }
 

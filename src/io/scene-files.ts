@@ -165,59 +165,43 @@ export function findJsonSyntaxError(text: string): { offset: number; message: st
     if (!m || m[0] === '' || m[0] === '-') fail(`expected a value, got ${describe(i)}`);
     i += (m as RegExpExecArray)[0].length;
   };
-  const value = (depth: number): void => {
-    if (depth > 1000) fail('nesting too deep');
+  // An object's or array's members after its opening bracket, separated by ',' up to the closing bracket.
+  const members = (depth: number, isObject: boolean): void => {
+    const close = isObject ? '}' : ']';
+    i++;
     ws();
-    const c = text[i];
-    if (c === '{') {
+    if (text[i] === close) {
       i++;
+      return;
+    }
+    for (;;) {
       ws();
-      if (text[i] === '}') {
-        i++;
-        return;
-      }
-      for (;;) {
-        ws();
+      if (isObject) {
         if (text[i] !== '"') fail(`expected a double-quoted property name, got ${describe(i)}${text[i] === '}' ? ' (trailing comma?)' : ''}`);
         string();
         ws();
         if (text[i] !== ':') fail(`expected ':' after a property name, got ${describe(i)}`);
         i++;
-        value(depth + 1);
-        ws();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === '}') {
-          i++;
-          return;
-        }
-        fail(`expected ',' or '}' after a property value, got ${describe(i)}`);
-      }
-    } else if (c === '[') {
-      i++;
+      } else if (text[i] === ']') fail("expected a value, got ']' (trailing comma?)");
+      value(depth + 1);
       ws();
-      if (text[i] === ']') {
+      if (text[i] === ',') {
+        i++;
+        continue;
+      }
+      if (text[i] === close) {
         i++;
         return;
       }
-      for (;;) {
-        ws();
-        if (text[i] === ']') fail("expected a value, got ']' (trailing comma?)");
-        value(depth + 1);
-        ws();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === ']') {
-          i++;
-          return;
-        }
-        fail(`expected ',' or ']' after an array element, got ${describe(i)}`);
-      }
-    } else if (c === '"') string();
+      fail(`expected ',' or '${close}' after ${isObject ? 'a property value' : 'an array element'}, got ${describe(i)}`);
+    }
+  };
+  const value = (depth: number): void => {
+    if (depth > 1000) fail('nesting too deep');
+    ws();
+    const c = text[i];
+    if (c === '{' || c === '[') members(depth, c === '{');
+    else if (c === '"') string();
     else if (c === 't') literal('true');
     else if (c === 'f') literal('false');
     else if (c === 'n') literal('null');

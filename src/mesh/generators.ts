@@ -6,7 +6,7 @@
  * with the cell parity.
  */
 
-import { type TetMesh, type TriSurface, type Vec3, tetVolume6 } from './tet-mesh.js';
+import { type TetMesh, type TriSurface, type Vec3, orientTets } from './tet-mesh.js';
 
 export { type TetMesh, type TriSurface, type MeshStats, meshStats, orientTets, tetVolume, tetVolume6 } from './tet-mesh.js';
 
@@ -110,17 +110,9 @@ export function boxGrid(size: Vec3, cells: Vec3, opts: BoxGridOptions = {}): Tet
     }
   }
   // The 5-tet tables list nodes without caring for orientation; fix the sign from the exact grid geometry.
-  if (per === 5) {
-    const nt = tets.length / 4;
-    for (let t = 0; t < nt; t++) {
-      if (tetVolume6(positions, tets, t) < 0) {
-        const tmp = tets[4 * t + 2];
-        tets[4 * t + 2] = tets[4 * t + 3];
-        tets[4 * t + 3] = tmp;
-      }
-    }
-  }
-  return { positions, tets };
+  const mesh = { positions, tets };
+  if (per === 5) orientTets(mesh);
+  return mesh;
 }
 
 /**

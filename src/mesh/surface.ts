@@ -6,7 +6,7 @@
  * remaining ids inside each small bucket: linear time, no string or BigInt keys.
  */
 
-import { type TetMesh, tetVolume6 } from './tet-mesh.js';
+import { type TetMesh, signedVolume6, tetVolume6 } from './tet-mesh.js';
 
 export interface ExtractedSurface {
   /** Boundary triangles, 3 global node ids each, outward (counter-clockwise seen from outside). */
@@ -144,30 +144,14 @@ export function surfaceEdges(triangles: Uint32Array, nodeCount?: number): Uint32
 
 /**
  * Volume enclosed by a closed triangle surface, by the divergence theorem: sum over triangles of
- * x0 . (x1 x x2) / 6. Positive when the triangles wind outward.
+ * x0 . (x1 x x2) / 6, i.e. the signed volumes of the tets joining each triangle to one origin. Positive when the
+ * triangles wind outward.
  */
 export function enclosedVolume(positions: Float64Array, triangles: Uint32Array): number {
   if (triangles.length === 0) return 0;
   // Measure from a point on the surface rather than the origin: less cancellation for far-away bodies.
-  const r = 3 * triangles[0];
-  const ox = positions[r];
-  const oy = positions[r + 1];
-  const oz = positions[r + 2];
+  const origin = triangles[0];
   let sum = 0;
-  for (let t = 0; t < triangles.length; t += 3) {
-    const a = 3 * triangles[t];
-    const b = 3 * triangles[t + 1];
-    const c = 3 * triangles[t + 2];
-    const ax = positions[a] - ox;
-    const ay = positions[a + 1] - oy;
-    const az = positions[a + 2] - oz;
-    const bx = positions[b] - ox;
-    const by = positions[b + 1] - oy;
-    const bz = positions[b + 2] - oz;
-    const cx = positions[c] - ox;
-    const cy = positions[c + 1] - oy;
-    const cz = positions[c + 2] - oz;
-    sum += ax * (by * cz - bz * cy) + ay * (bz * cx - bx * cz) + az * (bx * cy - by * cx);
-  }
+  for (let t = 0; t < triangles.length; t += 3) sum += signedVolume6(positions, origin, triangles[t], triangles[t + 1], triangles[t + 2]);
   return sum / 6;
 }

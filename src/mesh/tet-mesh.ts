@@ -36,12 +36,12 @@ export interface MeshStats {
   bboxMax: Vec3;
 }
 
-/** Six times the signed volume of tet t: det[x1-x0, x2-x0, x3-x0]. */
-export function tetVolume6(positions: Float64Array, tets: Uint32Array, t: number): number {
-  const a = 3 * tets[4 * t];
-  const b = 3 * tets[4 * t + 1];
-  const c = 3 * tets[4 * t + 2];
-  const d = 3 * tets[4 * t + 3];
+/** Six times the signed volume of the tet on nodes (n0, n1, n2, n3): det[x1-x0, x2-x0, x3-x0]. */
+export function signedVolume6(positions: Float64Array, n0: number, n1: number, n2: number, n3: number): number {
+  const a = 3 * n0;
+  const b = 3 * n1;
+  const c = 3 * n2;
+  const d = 3 * n3;
   const x0 = positions[a];
   const y0 = positions[a + 1];
   const z0 = positions[a + 2];
@@ -55,6 +55,11 @@ export function tetVolume6(positions: Float64Array, tets: Uint32Array, t: number
   const wy = positions[d + 1] - y0;
   const wz = positions[d + 2] - z0;
   return ux * (vy * wz - vz * wy) - uy * (vx * wz - vz * wx) + uz * (vx * wy - vy * wx);
+}
+
+/** Six times the signed volume of tet t: det[x1-x0, x2-x0, x3-x0]. */
+export function tetVolume6(positions: Float64Array, tets: Uint32Array, t: number): number {
+  return signedVolume6(positions, tets[4 * t], tets[4 * t + 1], tets[4 * t + 2], tets[4 * t + 3]);
 }
 
 /** Signed volume of tet t (positive for the project's orientation). Works on deformed positions too. */
