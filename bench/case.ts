@@ -3,6 +3,7 @@
  * outputs, prints the RunSummary as one JSON line on stdout.
  * Usage: tsx bench/case.ts <scene> <integrator> [dt] [linear]
  */
+import { LINEAR_SOLVER_NAMES, type LinearSolverName } from '../src/math/linear-solver.js';
 import { buildModel } from '../src/scene/build.js';
 import { applyOverrides, loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { simulate } from '../src/sim/simulate.js';
@@ -12,7 +13,7 @@ const loaded = loadScene(sceneName);
 const scene = applyOverrides(loaded.scene, {
   integrator,
   dt: dt ? Number(dt) : undefined,
-  linear: linear === 'ldlt' || linear === 'pcg' ? linear : undefined,
+  linear: linear === 'auto' || LINEAR_SOLVER_NAMES.includes(linear as LinearSolverName) ? (linear as 'auto' | LinearSolverName) : undefined,
 });
 const model = buildModel(scene, meshResolver(loaded.baseDir));
 const { summary } = simulate(model, toRunOptions(scene));

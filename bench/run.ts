@@ -3,7 +3,7 @@
  * BDF2, each case in a child process. Prints runtime, Newton iterations and peak memory beside the paper's figures
  * and the ratio ours / paper, plus where the time goes (assembly, linear solve, line search, other).
  *
- * Options: --only NAME[,NAME] (scene names), --linear pcg|ldlt, --json FILE (also write the rows as JSON).
+ * Options: --only NAME[,NAME] (scene names), --linear auto|pcg|ldlt|ldlt-lagged (default auto), --json FILE.
  * The paper's machine: Intel Xeon w5-2445 (CPU solver, Jacobi PCG). Ours: whatever runs this; see `nproc`.
  */
 import { execFileSync } from 'node:child_process';
@@ -34,7 +34,7 @@ const opt = (name: string) => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 const only = opt('--only')?.split(',');
-const linear = opt('--linear') ?? 'pcg';
+const linear = opt('--linear') ?? 'auto';
 const jsonOut = opt('--json');
 const caseScript = fileURLToPath(new URL('./case.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));

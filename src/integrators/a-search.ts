@@ -49,8 +49,9 @@ export function createASearch(ctx: IntegratorContext, opts: ASearchOptions, name
   const n = dyn.n;
   const xNew = new Float64Array(n);
   const xTilde = new Float64Array(n);
-  const gOld = new Float64Array(n);
-  const gNew = new Float64Array(n);
+  let gOld = new Float64Array(n);
+  let gNew = new Float64Array(n);
+  let lastT = NaN; // grad P(x*) of the previous step is grad P(x_n) of this one, unless the state was reset
   const w = new Float64Array(n);
   const dv = new Float64Array(n);
   const mass = dyn.model.mass;
@@ -60,7 +61,7 @@ export function createASearch(ctx: IntegratorContext, opts: ASearchOptions, name
     name,
     step(state, h, counters): StepReport {
       const { x, v } = state;
-      dyn.gradient(x, gOld);
+      if (state.t !== lastT) dyn.gradient(x, gOld);
       const loss = solveImplicitEuler(dyn, state, h, counters, xNew, xTilde);
       dyn.gradient(xNew, gNew);
       let kw = 0;
@@ -101,6 +102,8 @@ export function createASearch(ctx: IntegratorContext, opts: ASearchOptions, name
       for (let d = 0; d < n; d++) v[d] = w[d] - alpha * dv[d];
       x.set(xNew);
       state.t += h;
+      lastT = state.t;
+      [gOld, gNew] = [gNew, gOld];
       return { alpha, dissipated: loss };
     },
   };

@@ -15,9 +15,9 @@ import type { LinearSolveStats, LinearSolver, LinearSolverTiming } from './linea
 export interface LaggedCholeskyOptions {
   /** Relative residual |r| <= tolerance |b| (default 1e-4, as plain PCG: Newton needs a descent direction, not an exact one). */
   tolerance?: number;
-  /** Renew the factor for the next solve when this one took more iterations (default 8). */
+  /** Renew the factor for the next solve when this one took more iterations (at least; default 4). */
   refactorAfter?: number;
-  /** Give up on the old factor, refactor and solve again, past this many iterations (default 40). */
+  /** Give up on the old factor, refactor and solve again, past this many iterations (at most; default 40). */
   maxIterations?: number;
 }
 
@@ -27,6 +27,8 @@ export class LaggedCholeskySolver implements LinearSolver {
   private readonly tolerance: number;
   private readonly refactorAfter: number;
   private readonly maxIterations: number;
+  /** Limits given explicitly are used as they are (no adaptation to measured costs). */
+  private readonly fixedLimits: boolean;
   private stale = true;
   private factoredPattern = -1;
   private r = new Float64Array(0);
@@ -36,8 +38,9 @@ export class LaggedCholeskySolver implements LinearSolver {
 
   constructor(options: LaggedCholeskyOptions = {}) {
     this.tolerance = options.tolerance ?? 1e-4;
-    this.refactorAfter = options.refactorAfter ?? 8;
+    this.refactorAfter = options.refactorAfter ?? 4;
     this.maxIterations = options.maxIterations ?? 40;
+    this.fixedLimits = options.refactorAfter !== undefined || options.maxIterations !== undefined;
   }
 
   get timing(): LinearSolverTiming {
@@ -46,10 +49,24 @@ export class LaggedCholeskySolver implements LinearSolver {
 
   solve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats {
     if (this.stale || this.factoredPattern !== A.pattern.id) return this.refactorAndSolve(A, b, x);
-    const its = this.pcg(A, b, x);
+    const { giveUp, renew } = this.limits();
+    const its = this.pcg(A, b, x, giveUp);
     if (its < 0) return this.refactorAndSolve(A, b, x);
-    if (its > this.refactorAfter) this.stale = true;
+    if (its > renew) this.stale = true;
     return { iterations: its, residual: this.tolerance };
+  }
+
+  /**
+   * Iteration limits from measured costs: an iteration costs about one pair of triangular solves, so a
+   * factorisation is worth `factor / solve` iterations. Give up on the old factor past that many (the options'
+   * maxIterations caps it) and renew it for the next solve past half of it (refactorAfter is the floor).
+   */
+  private limits(): { giveUp: number; renew: number } {
+    const t = this.direct.timing;
+    if (this.fixedLimits || t.factorizations === 0 || t.solves === 0) return { giveUp: this.maxIterations, renew: this.refactorAfter };
+    const worth = t.factorMs / t.factorizations / Math.max(1e-3, t.solveMs / t.solves);
+    const giveUp = Math.max(3, Math.min(this.maxIterations, Math.floor(worth)));
+    return { giveUp, renew: Math.max(this.refactorAfter, Math.floor(giveUp / 2)) };
   }
 
   private refactorAndSolve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats {
@@ -61,7 +78,7 @@ export class LaggedCholeskySolver implements LinearSolver {
   }
 
   /** PCG from x = 0 with the current factor; the iteration count, or -1 when it did not converge. */
-  private pcg(A: BsrMatrix, b: Float64Array, x: Float64Array): number {
+  private pcg(A: BsrMatrix, b: Float64Array, x: Float64Array, maxIterations: number): number {
     const n = b.length;
     if (this.r.length !== n) {
       this.r = new Float64Array(n);
@@ -81,7 +98,7 @@ export class LaggedCholeskySolver implements LinearSolver {
     p.set(z);
     let rz = 0;
     for (let i = 0; i < n; i++) rz += r[i] * z[i];
-    for (let it = 1; it <= this.maxIterations; it++) {
+    for (let it = 1; it <= maxIterations; it++) {
       A.multiply(p, q);
       let pq = 0;
       for (let i = 0; i < n; i++) pq += p[i] * q[i];

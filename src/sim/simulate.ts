@@ -101,7 +101,7 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     }
     return {
       step,
-      t: state.t,
+      t: step * opts.h,
       kinetic: k,
       potential: p,
       total: k + p,
@@ -149,7 +149,8 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
       stopped = `step ${step} (t = ${(tStart + opts.h).toFixed(6)} s): ${(err as Error).message}`;
       break;
     }
-    state.t = step * opts.h; // no drift from repeated additions
+    // Integrators advance state.t themselves (multistep methods detect restarts by it), so it is left alone here;
+    // records and frames use step * h, free of the drift of repeated additions.
     target.advance(tStart, opts.h, report.dissipated);
     const wallMs = performance.now() - t0;
     totalNewton += counters.newtonIterations;
@@ -180,7 +181,7 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     minEnergy = Math.min(minEnergy, rec.total);
     maxEnergy = Math.max(maxEnergy, rec.total);
     observer.step?.(rec);
-    if (step % frameEvery === 0) observer.frame?.(step / frameEvery, state.t, state.x);
+    if (step % frameEvery === 0) observer.frame?.(step / frameEvery, rec.t, state.x);
     last = rec;
   }
 
