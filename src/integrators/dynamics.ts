@@ -94,12 +94,6 @@ export class Dynamics {
     applyConstraints(this.model, t, x);
   }
 
-  /** Velocities of constrained DOFs over [t, t + h]: (p(t+h) - p(t)) / h, written into v. */
-  constrainVelocity(xStart: Float64Array, xEnd: Float64Array, h: number, v: Float64Array): void {
-    const c = this.model.constrained;
-    for (let d = 0; d < this.n; d++) if (c[d]) v[d] = (xEnd[d] - xStart[d]) / h;
-  }
-
   /**
    * Freezes the Rayleigh damping for this step at x_n: D = mu K(x_n) with K the PSD-projected Hessian of P.
    * `velocityScale` beta maps positions to velocity, v(x) = (x - xHat) / beta, for the step's velocity formula;
