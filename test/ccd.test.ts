@@ -1,0 +1,156 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { edgeEdgeCcd, pointTriangleCcd, NO_CONTACT, type CcdOptions, type CcdStats } from '../src/contact/ccd.js';
+import { pointTriangleDistanceSq, segmentSegmentDistanceSq } from '../src/contact/ccd-distance.js';
+import { parseCcdQueries, type CcdQuery } from '../src/contact/ccd-queries.js';
+
+const dataRoot = fileURLToPath(new URL('./data/ccd/', import.meta.url));
+
+/** Deterministic uniform numbers in [-1, 1). */
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return (s / 2 ** 32) * 2 - 1;
+  };
+}
+
+test('point-triangle and segment-segment distances match dense parameter sampling', () => {
+  const rand = lcg(7);
+  const x = new Float64Array(12);
+  const y = new Float64Array(3);
+  const n = 60;
+  for (let trial = 0; trial < 40; trial++) {
+    for (let k = 0; k < 12; k++) x[k] = rand();
+    // Point-triangle: minimum over a barycentric grid is an upper bound within O(1/n) of the truth.
+    let sampled = Infinity;
+    for (let i = 0; i <= n; i++) {
+      for (let j = 0; i + j <= n; j++) {
+        const b = i / n, c = j / n, a = 1 - b - c;
+        for (let k = 0; k < 3; k++) y[k] = a * x[3 + k] + b * x[6 + k] + c * x[9 + k] - x[k];
+        sampled = Math.min(sampled, y[0] ** 2 + y[1] ** 2 + y[2] ** 2);
+      }
+    }
+    const exact = Math.sqrt(pointTriangleDistanceSq(x, 0, 1, 2, 3));
+    assert.ok(exact <= Math.sqrt(sampled) + 1e-12, `point-triangle ${exact} > sampled ${Math.sqrt(sampled)}`);
+    assert.ok(exact >= Math.sqrt(sampled) - 0.05, `point-triangle ${exact} << sampled ${Math.sqrt(sampled)}`);
+    // Segment-segment over an (s, t) grid.
+    sampled = Infinity;
+    for (let i = 0; i <= n; i++) {
+      for (let j = 0; j <= n; j++) {
+        const s = i / n, t = j / n;
+        for (let k = 0; k < 3; k++) y[k] = x[k] + s * (x[3 + k] - x[k]) - x[6 + k] - t * (x[9 + k] - x[6 + k]);
+        sampled = Math.min(sampled, y[0] ** 2 + y[1] ** 2 + y[2] ** 2);
+      }
+    }
+    const exactEE = Math.sqrt(segmentSegmentDistanceSq(x, 0, 1, 2, 3));
+    assert.ok(exactEE <= Math.sqrt(sampled) + 1e-12, `edge-edge ${exactEE} > sampled ${Math.sqrt(sampled)}`);
+    assert.ok(exactEE >= Math.sqrt(sampled) - 0.05, `edge-edge ${exactEE} << sampled ${Math.sqrt(sampled)}`);
+  }
+  // Closed forms: crossing segments, parallel segments, degenerate triangle.
+  x.set([0, 0, 0, 1, 0, 0, 0.5, -1, 0.3, 0.5, 1, 0.3]);
+  assert.ok(Math.abs(segmentSegmentDistanceSq(x, 0, 1, 2, 3) - 0.09) < 1e-15);
+  x.set([0, 0, 0, 1, 0, 0, 0.5, 0.2, 0, 2, 0.2, 0]);
+  assert.ok(Math.abs(segmentSegmentDistanceSq(x, 0, 1, 2, 3) - 0.04) < 1e-15);
+  x.set([0.5, 1, 0, 0, 0, 0, 1, 0, 0, 2, 0, 0]); // collinear triangle along x
+  assert.ok(Math.abs(pointTriangleDistanceSq(x, 0, 1, 2, 3) - 1) < 1e-15);
+});
+
+test('point falling onto a triangle: ToI before the exact impact, with a gap left', () => {
+  const tri0 = [[-1, -1, 0], [2, -1, 0], [-1, 2, 0]];
+  const stats: CcdStats = { iterations: 0, exhausted: false, distanceAtToi: 0 };
+  // Point from z = 1 to z = -1 hits at t = 0.5; the triangle is static.
+  const toi = pointTriangleCcd([0, 0, 1], tri0[0], tri0[1], tri0[2], [0, 0, -1], tri0[0], tri0[1], tri0[2], 0, stats);
+  assert.ok(toi < 0.5 && toi > 0.4, `toi ${toi}`);
+  assert.ok(stats.distanceAtToi >= 0.1 * 1 - 1e-12 && Math.abs(stats.distanceAtToi - (1 - 2 * toi)) < 1e-12);
+  assert.equal(stats.exhausted, false);
+  // With a minimum separation of 0.2, impact of the 0.2-shell at t = 0.4.
+  const toiXi = pointTriangleCcd([0, 0, 1], tri0[0], tri0[1], tri0[2], [0, 0, -1], tri0[0], tri0[1], tri0[2], 0.2, stats);
+  assert.ok(toiXi < 0.4 && toiXi > 0.3, `toi with xi ${toiXi}`);
+  assert.ok(stats.distanceAtToi > 0.2);
+  // Passing beside the triangle (x = 3): no contact; stopping short of it: no contact.
+  assert.equal(pointTriangleCcd([3, 0, 1], tri0[0], tri0[1], tri0[2], [3, 0, -1], tri0[0], tri0[1], tri0[2]), NO_CONTACT);
+  assert.equal(pointTriangleCcd([0, 0, 1], tri0[0], tri0[1], tri0[2], [0, 0, 1e-3], tri0[0], tri0[1], tri0[2]), NO_CONTACT);
+  // Touching at t = 0 gives 0; translating everything together never collides.
+  assert.equal(pointTriangleCcd([0, 0, 0], tri0[0], tri0[1], tri0[2], [0, 0, -1], tri0[0], tri0[1], tri0[2]), 0);
+  const shift = (v: number[]) => [v[0] + 5, v[1] - 3, v[2] + 7];
+  assert.equal(
+    pointTriangleCcd([0, 0, 1], tri0[0], tri0[1], tri0[2], shift([0, 0, 1]), shift(tri0[0]), shift(tri0[1]), shift(tri0[2])),
+    NO_CONTACT,
+  );
+});
+
+test('crossing edges: ToI before the impact; near miss with refinement vs plain additive CCD', () => {
+  // Edge a along x at z = 1 moving to z = -1, edge b static along y at z = 0: impact at t = 0.5.
+  const a0 = [-1, 0, 1], a1 = [1, 0, 1], b0 = [0, -1, 0], b1 = [0, 1, 0];
+  const toi = edgeEdgeCcd(a0, a1, b0, b1, [-1, 0, -1], [1, 0, -1], b0, b1);
+  assert.ok(toi < 0.5 && toi > 0.4, `toi ${toi}`);
+  // Same motion, edge a shifted 1e-4 beyond b's end (y = 1 + 1e-4): a near miss.
+  const c0 = [-1, 1 + 1e-4, 1], c1 = [1, 1 + 1e-4, 1];
+  const plain: CcdOptions = { refine: false };
+  assert.equal(edgeEdgeCcd(c0, c1, b0, b1, [-1, 1 + 1e-4, -1], [1, 1 + 1e-4, -1], b0, b1), NO_CONTACT);
+  assert.ok(edgeEdgeCcd(c0, c1, b0, b1, [-1, 1 + 1e-4, -1], [1, 1 + 1e-4, -1], b0, b1, 0, undefined, plain) < 0.5);
+  // Out of iterations: a conservative hit, flagged.
+  const stats: CcdStats = { iterations: 0, exhausted: false, distanceAtToi: 0 };
+  const capped = edgeEdgeCcd(c0, c1, b0, b1, [-1, 1 + 1e-4, -1], [1, 1 + 1e-4, -1], b0, b1, 0, stats, { maxIterations: 4 });
+  assert.ok(capped <= 0.5 && stats.exhausted && stats.iterations === 4);
+  // Parallel edges sliding onto each other: exact touching at t = 1 must be reported.
+  assert.ok(edgeEdgeCcd(a0, a1, [-1, 0, 2], [1, 0, 2], [-1, 0, 1], [1, 0, 1], [-1, 0, 1], [1, 0, 1]) <= 1);
+});
+
+function listCsv(dir: string, found: string[] = []): string[] {
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) listCsv(path, found);
+    else if (name.endsWith('.csv')) found.push(path);
+  }
+  return found;
+}
+
+function runQuery(q: CcdQuery, edgeEdge: boolean, options?: CcdOptions, stats?: CcdStats): number {
+  const x = q.positions;
+  const v = (i: number) => x.subarray(3 * i, 3 * i + 3);
+  return edgeEdge
+    ? edgeEdgeCcd(v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), 0, stats, options)
+    : pointTriangleCcd(v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), 0, stats, options);
+}
+
+test('Sample-Queries conformance (Wang et al. 2021): zero false negatives', () => {
+  const files = listCsv(dataRoot);
+  assert.ok(files.length >= 40, `expected the sample CSVs under ${dataRoot}`);
+  const stats: CcdStats = { iterations: 0, exhausted: false, distanceAtToi: 0 };
+  for (const mode of [{ name: 'refined', options: {} }, { name: 'plain additive', options: { refine: false } }]) {
+    let queries = 0, positives = 0, falseNegatives = 0, falsePositives = 0, iterations = 0, exhausted = 0;
+    let seconds = 0;
+    const missed: string[] = [];
+    for (const file of files) {
+      const edgeEdge = file.includes('edge-edge');
+      const list = parseCcdQueries(readFileSync(file, 'utf8'));
+      const start = process.hrtime.bigint();
+      list.forEach((q, i) => {
+        const toi = runQuery(q, edgeEdge, mode.options, stats);
+        iterations += stats.iterations;
+        if (stats.exhausted) exhausted++;
+        const hit = toi <= 1;
+        if (hit) assert.ok(toi >= 0);
+        if (q.collides) positives++;
+        if (q.collides && !hit) {
+          falseNegatives++;
+          missed.push(`${file.slice(dataRoot.length)}#${i}`);
+        }
+        if (!q.collides && hit) falsePositives++;
+      });
+      seconds += Number(process.hrtime.bigint() - start) * 1e-9;
+      queries += list.length;
+    }
+    console.log(
+      `[ccd ${mode.name}] ${queries} queries (${positives} colliding): false negatives ${falseNegatives}, ` +
+        `false positives ${falsePositives}, ${((seconds / queries) * 1e6).toFixed(2)} us/query, ` +
+        `${(iterations / queries).toFixed(1)} distance evaluations/query, budget exhausted ${exhausted}`,
+    );
+    assert.equal(falseNegatives, 0, `missed: ${missed.slice(0, 10).join(', ')}`);
+  }
+});
