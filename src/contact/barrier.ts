@@ -1,0 +1,109 @@
+/**
+ * The IPC clamped log barrier on squared distances and the edge-edge mollifier (Li et al. 2020; ipc-toolkit's
+ * conventions, shared/research/anchors.md section 3.1).
+ *
+ * Barrier, with d = d^2 (a squared distance) and D = dhat^2:
+ *   b(d) = -(d - D)^2 ln(d / D)                for 0 < d < D, 0 for d >= D, +inf for d <= 0
+ *   b'(d) = (D - d) (2 ln(d/D) - D/d + 1)
+ *   b''(d) = (D/d)(D/d + 2) - 2 ln(d/D) - 3
+ * All three vanish at d = D, so b is C2 there.
+ *
+ * Mollifier of nearly parallel edge pairs, on x = |ea x eb|^2 with eps_x = 1e-3 |ea_rest|^2 |eb_rest|^2:
+ *   m(x) = (2 - x/eps_x) x/eps_x for x < eps_x, 1 otherwise;  m' = (2/eps_x)(1 - x/eps_x);  m'' = -2/eps_x^2.
+ * m is C1 at eps_x (m = 1, m' = 0 on both sides).
+ */
+import { edgeEdgeCrossSquaredNorm } from './distance.js';
+
+/** b(d2; dhat2). +Infinity for d2 <= 0, 0 for d2 >= dhat2. */
+export function barrier(d2: number, dhat2: number): number {
+  if (d2 <= 0) return Infinity;
+  if (d2 >= dhat2) return 0;
+  const g = d2 - dhat2;
+  return -g * g * Math.log(d2 / dhat2);
+}
+
+/** db/d(d2). -Infinity for d2 <= 0, 0 for d2 >= dhat2. */
+export function barrierFirstDerivative(d2: number, dhat2: number): number {
+  if (d2 <= 0) return -Infinity;
+  if (d2 >= dhat2) return 0;
+  return (dhat2 - d2) * (2 * Math.log(d2 / dhat2) - dhat2 / d2 + 1);
+}
+
+/** d^2 b / d(d2)^2. +Infinity for d2 <= 0, 0 for d2 >= dhat2. */
+export function barrierSecondDerivative(d2: number, dhat2: number): number {
+  if (d2 <= 0) return Infinity;
+  if (d2 >= dhat2) return 0;
+  const q = dhat2 / d2;
+  return q * (q + 2) - 2 * Math.log(d2 / dhat2) - 3;
+}
+
+/** Factor of eps_x in the mollifier threshold (ipc-toolkit's value). */
+export const EDGE_EDGE_MOLLIFIER_FACTOR = 1e-3;
+
+/** eps_x = 1e-3 |ea1 - ea0|^2 |eb1 - eb0|^2 from the rest positions [ea0, ea1, eb0, eb1]. */
+export function edgeEdgeMollifierThreshold(rest: ArrayLike<number>): number {
+  let la = 0;
+  let lb = 0;
+  for (let i = 0; i < 3; i++) {
+    const a = rest[3 + i] - rest[i];
+    const b = rest[9 + i] - rest[6 + i];
+    la += a * a;
+    lb += b * b;
+  }
+  return EDGE_EDGE_MOLLIFIER_FACTOR * la * lb;
+}
+
+/** m(x) for x = |ea x eb|^2. */
+export function mollifier(x: number, epsX: number): number {
+  if (x >= epsX) return 1;
+  const y = x / epsX;
+  return (2 - y) * y;
+}
+
+/** dm/dx. */
+export function mollifierFirstDerivative(x: number, epsX: number): number {
+  if (x >= epsX) return 0;
+  return (2 / epsX) * (1 - x / epsX);
+}
+
+/** d^2 m/dx^2. */
+export function mollifierSecondDerivative(x: number, epsX: number): number {
+  if (x >= epsX) return 0;
+  return -2 / (epsX * epsX);
+}
+
+/** Whether the pair [ea0, ea1, eb0, eb1] is close enough to parallel for the mollifier to be active. */
+export function edgeEdgeMollifierActive(x12: ArrayLike<number>, epsX: number): boolean {
+  return edgeEdgeCrossSquaredNorm(x12) < epsX;
+}
+
+const crossGrad = new Float64Array(12);
+const crossHess = new Float64Array(144);
+
+/**
+ * m(|ea x eb|^2) for [ea0, ea1, eb0, eb1], with gradient (12) and Hessian (144, row-major) w.r.t. the 12
+ * coordinates when given: grad m = m' grad x, hess m = m'' grad x grad x^T + m' hess x.
+ */
+export function edgeEdgeMollifier(
+  x12: ArrayLike<number>,
+  epsX: number,
+  grad: Float64Array | null = null,
+  hess: Float64Array | null = null,
+): number {
+  const wantH = hess !== null;
+  const c = edgeEdgeCrossSquaredNorm(x12, grad !== null || wantH ? crossGrad : null, wantH ? crossHess : null);
+  if (c >= epsX) {
+    if (grad !== null) grad.fill(0, 0, 12);
+    if (hess !== null) hess.fill(0, 0, 144);
+    return 1;
+  }
+  const m1 = mollifierFirstDerivative(c, epsX);
+  if (grad !== null) for (let i = 0; i < 12; i++) grad[i] = m1 * crossGrad[i];
+  if (hess !== null) {
+    const m2 = mollifierSecondDerivative(c, epsX);
+    for (let i = 0; i < 12; i++) {
+      for (let j = 0; j < 12; j++) hess[12 * i + j] = m2 * crossGrad[i] * crossGrad[j] + m1 * crossHess[12 * i + j];
+    }
+  }
+  return mollifier(c, epsX);
+}
