@@ -1,0 +1,422 @@
+/**
+ * Contact broad phase: a uniform spatial hash over the boundary primitives that lists the vertex-triangle and
+ * edge-edge pairs whose axis-aligned boxes overlap, either
+ *   - proximity (active set): boxes at positions x, each inflated by dhat/2, so every pair closer than dhat is
+ *     listed (a per-axis gap never exceeds the Euclidean distance), or
+ *   - swept (CCD): boxes enclosing both x and x + s dx, each inflated by margin/2, so every pair that comes within
+ *     `margin` while the vertices move linearly over the step is listed.
+ *
+ * Triangles and edges are binned into the cells their boxes cover (an open-addressing table keyed on integer cell
+ * coordinates, entries grouped per cell). Each vertex (resp. edge) then visits the cells of its own box and tests
+ * the box of every triangle (resp. later edge) found there. A pair whose boxes overlap shares several cells; it is
+ * reported only in the cell holding the lowest corner of the boxes' intersection, which is the componentwise max
+ * of the two boxes' lowest cells (floor is monotone), so every pair comes out exactly once without a set.
+ *
+ * Self-contact is included: primitives of the same body are paired like any other, minus the pairs that share a
+ * node (a vertex of the triangle, a common edge endpoint), whose distance is zero by construction.
+ *
+ * All buffers live in the object and only grow, so repeated queries on the same surface allocate nothing once
+ * the largest query has been seen.
+ */
+
+export interface BroadPhaseSurface {
+  /** Node ids of the surface vertices. */
+  vertices: ArrayLike<number>;
+  /** Surface edges, 2 node ids each. */
+  edges: ArrayLike<number>;
+  /** Surface triangles, 3 node ids each. */
+  triangles: ArrayLike<number>;
+}
+
+export interface BroadPhaseOptions {
+  /**
+   * Per node, nonzero = fixed (prescribed). When given, pairs whose nodes are all fixed are skipped: they can
+   * neither move into contact nor be pushed apart.
+   */
+  fixedNodes?: ArrayLike<number> | null;
+  /** Multiplies the automatic cell size (mean largest box extent over the edges); default 1. */
+  cellSizeScale?: number;
+}
+
+/** Hash-table slot marker meaning "empty in this generation". */
+const NO_SLOT = -1;
+/** Cell indices stay below this, so products and sums of them are exact and fit Int32 arithmetic. */
+const MAX_CELLS_PER_AXIS = 1 << 30;
+
+/** Grows an Int32Array to at least `size` entries, keeping the first `keep` ones. */
+function growInt32(a: Int32Array<ArrayBuffer>, size: number, keep: number): Int32Array<ArrayBuffer> {
+  if (a.length >= size) return a;
+  let n = Math.max(16, a.length);
+  while (n < size) n *= 2;
+  const b = new Int32Array(n);
+  b.set(a.subarray(0, keep));
+  return b;
+}
+
+/**
+ * Cells -> primitive ids. Primitive p covers the cells lo..hi (inclusive) given by cells[6p..6p+5]
+ * = (lo x, lo y, lo z, hi x, hi y, hi z).
+ */
+class CellTable {
+  private capacity = 0;
+  private mask = 0;
+  /** Cell coordinates of each slot, 3 per slot; valid where stamp[slot] === generation. */
+  private keys = new Int32Array(0);
+  private stamp = new Int32Array(0);
+  private generation = 0;
+  /** Entries of slot s are entries[begin[s] .. end[s]). */
+  begin = new Int32Array(0);
+  end = new Int32Array(0);
+  entries = new Int32Array(0);
+  private usedSlots = new Int32Array(0);
+
+  build(cells: Int32Array, count: number): void {
+    let total = 0;
+    for (let p = 0; p < count; p++) {
+      const o = 6 * p;
+      total += (cells[o + 3] - cells[o] + 1) * (cells[o + 4] - cells[o + 1] + 1) * (cells[o + 5] - cells[o + 2] + 1);
+    }
+    // At most `total` distinct cells; load factor <= 1/2 keeps linear probing short.
+    let cap = 16;
+    while (cap < 2 * total) cap *= 2;
+    if (cap > this.capacity) {
+      this.capacity = cap;
+      this.mask = cap - 1;
+      this.keys = new Int32Array(3 * cap);
+      this.stamp = new Int32Array(cap);
+      this.begin = new Int32Array(cap);
+      this.end = new Int32Array(cap);
+      this.generation = 0;
+    }
+    // A new generation empties the table without touching it (stamps of older generations are stale).
+    this.generation++;
+    if (this.generation === 0x7fffffff) {
+      this.stamp.fill(0);
+      this.generation = 1;
+    }
+    this.usedSlots = growInt32(this.usedSlots, total, 0);
+    this.entries = growInt32(this.entries, total, 0);
+
+    // Pass 1: find or create every covered cell, counting its entries in end[].
+    let used = 0;
+    for (let p = 0; p < count; p++) {
+      const o = 6 * p;
+      for (let iz = cells[o + 2]; iz <= cells[o + 5]; iz++) {
+        for (let iy = cells[o + 1]; iy <= cells[o + 4]; iy++) {
+          for (let ix = cells[o]; ix <= cells[o + 3]; ix++) {
+            const s = this.probe(ix, iy, iz);
+            if (this.stamp[s] !== this.generation) {
+              this.stamp[s] = this.generation;
+              this.keys[3 * s] = ix;
+              this.keys[3 * s + 1] = iy;
+              this.keys[3 * s + 2] = iz;
+              this.end[s] = 0;
+              this.usedSlots[used++] = s;
+            }
+            this.end[s]++;
+          }
+        }
+      }
+    }
+    // Offsets; end[] becomes the fill cursor and ends at the true end.
+    let offset = 0;
+    for (let u = 0; u < used; u++) {
+      const s = this.usedSlots[u];
+      const n = this.end[s];
+      this.begin[s] = offset;
+      this.end[s] = offset;
+      offset += n;
+    }
+    // Pass 2: fill.
+    for (let p = 0; p < count; p++) {
+      const o = 6 * p;
+      for (let iz = cells[o + 2]; iz <= cells[o + 5]; iz++) {
+        for (let iy = cells[o + 1]; iy <= cells[o + 4]; iy++) {
+          for (let ix = cells[o]; ix <= cells[o + 3]; ix++) {
+            const s = this.probe(ix, iy, iz);
+            this.entries[this.end[s]++] = p;
+          }
+        }
+      }
+    }
+  }
+
+  /** Slot of cell (ix, iy, iz), or NO_SLOT when no primitive covers it. */
+  find(ix: number, iy: number, iz: number): number {
+    const s = this.probe(ix, iy, iz);
+    return this.stamp[s] === this.generation ? s : NO_SLOT;
+  }
+
+  /** The slot holding the cell, or the empty slot where it would go. */
+  private probe(ix: number, iy: number, iz: number): number {
+    let s = ((Math.imul(ix, 0x8da6b343) ^ Math.imul(iy, 0xd8163841) ^ Math.imul(iz, 0xcb1ab31f)) >>> 0) & this.mask;
+    const k = this.keys;
+    while (this.stamp[s] === this.generation) {
+      if (k[3 * s] === ix && k[3 * s + 1] === iy && k[3 * s + 2] === iz) return s;
+      s = (s + 1) & this.mask;
+    }
+    return s;
+  }
+}
+
+export class SpatialHashBroadPhase {
+  /** Vertex-triangle candidates: [vertex node id, triangle index] per pair; the first `vertexTriangleCount` are valid. */
+  vertexTrianglePairs = new Int32Array(0);
+  vertexTriangleCount = 0;
+  /** Edge-edge candidates: [edge index a, edge index b] with a < b; the first `edgeEdgeCount` are valid. */
+  edgeEdgePairs = new Int32Array(0);
+  edgeEdgeCount = 0;
+  /** Cell size used by the last query. */
+  cellSize = 0;
+
+  private readonly vertices: Int32Array;
+  private readonly edges: Int32Array;
+  private readonly triangles: Int32Array;
+  private readonly nv: number;
+  private readonly ne: number;
+  private readonly nt: number;
+  private fixedNodes: ArrayLike<number> | null;
+  private readonly cellSizeScale: number;
+
+  // Boxes (min xyz, max xyz) and their cell ranges (lo xyz, hi xyz), 6 numbers per primitive.
+  private readonly vertexBoxes: Float64Array;
+  private readonly edgeBoxes: Float64Array;
+  private readonly triangleBoxes: Float64Array;
+  private readonly vertexCells: Int32Array;
+  private readonly edgeCells: Int32Array;
+  private readonly triangleCells: Int32Array;
+  private readonly edgeTable = new CellTable();
+  private readonly triangleTable = new CellTable();
+
+  constructor(surface: BroadPhaseSurface, options: BroadPhaseOptions = {}) {
+    if (surface.edges.length % 2 !== 0) throw new Error('broad phase: edges must hold 2 node ids each');
+    if (surface.triangles.length % 3 !== 0) throw new Error('broad phase: triangles must hold 3 node ids each');
+    this.vertices = Int32Array.from(surface.vertices);
+    this.edges = Int32Array.from(surface.edges);
+    this.triangles = Int32Array.from(surface.triangles);
+    this.nv = this.vertices.length;
+    this.ne = this.edges.length / 2;
+    this.nt = this.triangles.length / 3;
+    this.fixedNodes = options.fixedNodes ?? null;
+    this.cellSizeScale = options.cellSizeScale ?? 1;
+    if (!(this.cellSizeScale > 0)) throw new Error('broad phase: cellSizeScale must be positive');
+    this.vertexBoxes = new Float64Array(6 * this.nv);
+    this.edgeBoxes = new Float64Array(6 * this.ne);
+    this.triangleBoxes = new Float64Array(6 * this.nt);
+    this.vertexCells = new Int32Array(6 * this.nv);
+    this.edgeCells = new Int32Array(6 * this.ne);
+    this.triangleCells = new Int32Array(6 * this.nt);
+  }
+
+  /** Changes the fixed-node mask (null: keep every pair). */
+  setFixedNodes(fixedNodes: ArrayLike<number> | null): void {
+    this.fixedNodes = fixedNodes;
+  }
+
+  /** Active-set candidates: every pair whose distance at x could be below dhat (boxes inflated by dhat/2). */
+  findProximityCandidates(x: ArrayLike<number>, dhat: number): void {
+    if (!(dhat >= 0)) throw new Error(`broad phase: dhat must be >= 0, got ${dhat}`);
+    this.run(x, null, 0, 0.5 * dhat);
+  }
+
+  /**
+   * CCD candidates: every pair that could come within `margin` while each node moves linearly from x to
+   * x + s dx (boxes of both ends, inflated by margin/2).
+   */
+  findSweptCandidates(x: ArrayLike<number>, dx: ArrayLike<number>, s: number, margin = 0): void {
+    if (!(margin >= 0)) throw new Error(`broad phase: margin must be >= 0, got ${margin}`);
+    this.run(x, dx, s, 0.5 * margin);
+  }
+
+  private run(x: ArrayLike<number>, dx: ArrayLike<number> | null, s: number, inflate: number): void {
+    fillBoxes(this.vertices, 1, x, dx, s, inflate, this.vertexBoxes);
+    fillBoxes(this.edges, 2, x, dx, s, inflate, this.edgeBoxes);
+    fillBoxes(this.triangles, 3, x, dx, s, inflate, this.triangleBoxes);
+    this.chooseGrid();
+    this.edgeTable.build(this.edgeCells, this.ne);
+    this.triangleTable.build(this.triangleCells, this.nt);
+    this.vertexTriangleCount = 0;
+    this.edgeEdgeCount = 0;
+    this.collectVertexTriangle();
+    this.collectEdgeEdge();
+  }
+
+  /** Cell size and origin from the boxes, then every primitive's cell range. */
+  private chooseGrid(): void {
+    const lo = gridLo, hi = gridHi;
+    lo.fill(Infinity);
+    hi.fill(-Infinity);
+    growBounds(this.vertexBoxes, lo, hi);
+    growBounds(this.edgeBoxes, lo, hi);
+    growBounds(this.triangleBoxes, lo, hi);
+    if (!(lo[0] <= hi[0])) {
+      this.cellSize = 1;
+      return; // no primitives
+    }
+    // Mean largest extent of the edge boxes: the typical triangle then covers a handful of cells per axis.
+    let sum = 0;
+    const eb = this.edgeBoxes;
+    for (let o = 0; o < eb.length; o += 6) sum += Math.max(eb[o + 3] - eb[o], eb[o + 4] - eb[o + 1], eb[o + 5] - eb[o + 2]);
+    let h = this.ne > 0 ? (this.cellSizeScale * sum) / this.ne : 0;
+    const span = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]);
+    // Keep cell indices in range (huge domain, tiny edges) and avoid h = 0 (all boxes degenerate).
+    h = Math.max(h, span / MAX_CELLS_PER_AXIS);
+    if (!(h > 0)) h = 1;
+    if (!Number.isFinite(h)) throw new Error('broad phase: non-finite positions');
+    // A few huge boxes (a long sweep) would cover millions of small cells: coarsen until the tables stay linear.
+    const budget = 64 * (this.ne + this.nt) + 4096;
+    for (;;) {
+      const inv = 1 / h;
+      const covered = cellRanges(this.edgeBoxes, lo, inv, this.edgeCells) + cellRanges(this.triangleBoxes, lo, inv, this.triangleCells);
+      if (covered <= budget) break;
+      h *= 2;
+    }
+    this.cellSize = h;
+    cellRanges(this.vertexBoxes, lo, 1 / h, this.vertexCells);
+  }
+
+  private allFixed(a: number, b: number, c: number, d: number): boolean {
+    const f = this.fixedNodes;
+    return f !== null && f[a] !== 0 && f[b] !== 0 && f[c] !== 0 && f[d] !== 0;
+  }
+
+  private collectVertexTriangle(): void {
+    const vb = this.vertexBoxes, tb = this.triangleBoxes, vc = this.vertexCells, tc = this.triangleCells;
+    const tris = this.triangles, table = this.triangleTable;
+    for (let i = 0; i < this.nv; i++) {
+      const v = this.vertices[i];
+      const o = 6 * i;
+      for (let iz = vc[o + 2]; iz <= vc[o + 5]; iz++) {
+        for (let iy = vc[o + 1]; iy <= vc[o + 4]; iy++) {
+          for (let ix = vc[o]; ix <= vc[o + 3]; ix++) {
+            const slot = table.find(ix, iy, iz);
+            if (slot === NO_SLOT) continue;
+            for (let q = table.begin[slot], qe = table.end[slot]; q < qe; q++) {
+              const t = table.entries[q];
+              const p = 6 * t;
+              // Report only in the cell of the intersection's lowest corner (see the module comment).
+              if (Math.max(vc[o], tc[p]) !== ix || Math.max(vc[o + 1], tc[p + 1]) !== iy || Math.max(vc[o + 2], tc[p + 2]) !== iz) continue;
+              if (!boxesOverlap(vb, o, tb, p)) continue;
+              const t0 = tris[3 * t], t1 = tris[3 * t + 1], t2 = tris[3 * t + 2];
+              if (v === t0 || v === t1 || v === t2) continue;
+              if (this.allFixed(v, t0, t1, t2)) continue;
+              this.pushVertexTriangle(v, t);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  private collectEdgeEdge(): void {
+    const eb = this.edgeBoxes, ec = this.edgeCells, edges = this.edges, table = this.edgeTable;
+    for (let a = 0; a < this.ne; a++) {
+      const o = 6 * a;
+      const a0 = edges[2 * a], a1 = edges[2 * a + 1];
+      for (let iz = ec[o + 2]; iz <= ec[o + 5]; iz++) {
+        for (let iy = ec[o + 1]; iy <= ec[o + 4]; iy++) {
+          for (let ix = ec[o]; ix <= ec[o + 3]; ix++) {
+            const slot = table.find(ix, iy, iz);
+            if (slot === NO_SLOT) continue;
+            for (let q = table.begin[slot], qe = table.end[slot]; q < qe; q++) {
+              const b = table.entries[q];
+              if (b <= a) continue; // each unordered pair once, from its lower edge
+              const p = 6 * b;
+              if (Math.max(ec[o], ec[p]) !== ix || Math.max(ec[o + 1], ec[p + 1]) !== iy || Math.max(ec[o + 2], ec[p + 2]) !== iz) continue;
+              if (!boxesOverlap(eb, o, eb, p)) continue;
+              const b0 = edges[2 * b], b1 = edges[2 * b + 1];
+              if (a0 === b0 || a0 === b1 || a1 === b0 || a1 === b1) continue;
+              if (this.allFixed(a0, a1, b0, b1)) continue;
+              this.pushEdgeEdge(a, b);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  private pushVertexTriangle(v: number, t: number): void {
+    const k = 2 * this.vertexTriangleCount;
+    if (k + 2 > this.vertexTrianglePairs.length) this.vertexTrianglePairs = growInt32(this.vertexTrianglePairs, k + 2, k);
+    this.vertexTrianglePairs[k] = v;
+    this.vertexTrianglePairs[k + 1] = t;
+    this.vertexTriangleCount++;
+  }
+
+  private pushEdgeEdge(a: number, b: number): void {
+    const k = 2 * this.edgeEdgeCount;
+    if (k + 2 > this.edgeEdgePairs.length) this.edgeEdgePairs = growInt32(this.edgeEdgePairs, k + 2, k);
+    this.edgeEdgePairs[k] = a;
+    this.edgeEdgePairs[k + 1] = b;
+    this.edgeEdgeCount++;
+  }
+}
+
+/** Closed boxes (touching counts as overlapping), 6 numbers each at offsets o and p. */
+export function boxesOverlap(a: ArrayLike<number>, o: number, b: ArrayLike<number>, p: number): boolean {
+  return (
+    a[o] <= b[p + 3] && b[p] <= a[o + 3] &&
+    a[o + 1] <= b[p + 4] && b[p + 1] <= a[o + 4] &&
+    a[o + 2] <= b[p + 5] && b[p + 2] <= a[o + 5]
+  );
+}
+
+/**
+ * Box of each primitive (`arity` node ids each in `nodes`) over positions x and, when dx is given, x + s dx too,
+ * grown by `inflate` on every side.
+ */
+export function fillBoxes(
+  nodes: ArrayLike<number>, arity: number, x: ArrayLike<number>, dx: ArrayLike<number> | null, s: number,
+  inflate: number, out: Float64Array,
+): void {
+  const count = nodes.length / arity;
+  for (let p = 0; p < count; p++) {
+    const o = 6 * p;
+    for (let d = 0; d < 3; d++) {
+      let mn = Infinity, mx = -Infinity;
+      for (let k = 0; k < arity; k++) {
+        const i = 3 * nodes[arity * p + k] + d;
+        const a = x[i];
+        if (a < mn) mn = a;
+        if (a > mx) mx = a;
+        if (dx !== null) {
+          const b = a + s * dx[i];
+          if (b < mn) mn = b;
+          if (b > mx) mx = b;
+        }
+      }
+      out[o + d] = mn - inflate;
+      out[o + 3 + d] = mx + inflate;
+    }
+  }
+}
+
+// Scratch for the grid's bounds.
+const gridLo = new Float64Array(3);
+const gridHi = new Float64Array(3);
+
+function growBounds(boxes: Float64Array, lo: Float64Array, hi: Float64Array): void {
+  for (let o = 0; o < boxes.length; o += 6) {
+    for (let d = 0; d < 3; d++) {
+      if (boxes[o + d] < lo[d]) lo[d] = boxes[o + d];
+      if (boxes[o + 3 + d] > hi[d]) hi[d] = boxes[o + 3 + d];
+    }
+  }
+}
+
+/** Cell range of every box on a grid of cell size 1/inv from origin; returns the number of cells covered. */
+function cellRanges(boxes: Float64Array, origin: Float64Array, inv: number, out: Int32Array): number {
+  let covered = 0;
+  for (let o = 0; o < boxes.length; o += 6) {
+    let n = 1;
+    for (let d = 0; d < 3; d++) {
+      const a = Math.floor((boxes[o + d] - origin[d]) * inv);
+      const b = Math.floor((boxes[o + 3 + d] - origin[d]) * inv);
+      out[o + d] = a;
+      out[o + 3 + d] = b;
+      n *= b - a + 1;
+    }
+    covered += n;
+  }
+  return covered;
+}

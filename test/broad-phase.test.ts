@@ -1,0 +1,279 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SpatialHashBroadPhase, type BroadPhaseSurface } from '../src/contact/broad-phase.js';
+import { edgeEdgeDistance2, pointTriangleDistance2 } from '../src/contact/distance.js';
+import { edgeEdgeCcd, pointTriangleCcd } from '../src/contact/ccd.js';
+import { boxGrid } from '../src/mesh/generators.js';
+import { extractSurface, surfaceEdges } from '../src/mesh/surface.js';
+import type { TetMesh, Vec3 } from '../src/mesh/tet-mesh.js';
+
+/** Deterministic uniform numbers in [0, 1) (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function merge(a: TetMesh, b: TetMesh): TetMesh {
+  const na = a.positions.length / 3;
+  const positions = new Float64Array(a.positions.length + b.positions.length);
+  positions.set(a.positions);
+  positions.set(b.positions, a.positions.length);
+  const tets = new Uint32Array(a.tets.length + b.tets.length);
+  tets.set(a.tets);
+  for (let i = 0; i < b.tets.length; i++) tets[a.tets.length + i] = b.tets[i] + na;
+  return { positions, tets };
+}
+
+interface Scene {
+  x: Float64Array;
+  dx: Float64Array;
+  surface: BroadPhaseSurface & { vertices: Uint32Array; edges: Uint32Array; triangles: Uint32Array };
+  /** Nodes of the first body (fixed in the fixed-node test). */
+  firstBodyNodes: number;
+}
+
+/** Two perturbed box grids a small gap apart, the second moving towards the first (and wobbling). */
+function twoBoxes(seed: number): Scene {
+  const r = rng(seed);
+  const a = boxGrid([1, 1, 1], [3, 3, 3]);
+  const offset: Vec3 = [1.04 + 0.05 * r(), 0.3 * r(), -0.2 * r()];
+  const b = boxGrid([0.8, 1, 0.7], [3, 2, 3], { origin: offset, tetsPerCell: 5 });
+  const mesh = merge(a, b);
+  const x = mesh.positions;
+  for (let i = 0; i < x.length; i++) x[i] += 0.04 * (r() - 0.5);
+  const { triangles, surfaceNodes } = extractSurface(mesh);
+  const edges = surfaceEdges(triangles, x.length / 3);
+  const dx = new Float64Array(x.length);
+  const na = a.positions.length / 3;
+  for (let n = 0; n < x.length / 3; n++) {
+    for (let d = 0; d < 3; d++) dx[3 * n + d] = 0.1 * (r() - 0.5) + (n >= na && d === 0 ? -0.15 : 0);
+  }
+  return { x, dx, surface: { vertices: surfaceNodes, edges, triangles }, firstBodyNodes: na };
+}
+
+/** Box of some nodes at x (and x + s dx), grown by r: written independently of the module. */
+function box(nodes: number[], x: Float64Array, dx: Float64Array | null, s: number, r: number): number[] {
+  const out = [Infinity, Infinity, Infinity, -Infinity, -Infinity, -Infinity];
+  for (const n of nodes) {
+    for (let d = 0; d < 3; d++) {
+      const vals = dx ? [x[3 * n + d], x[3 * n + d] + s * dx[3 * n + d]] : [x[3 * n + d]];
+      for (const v of vals) {
+        out[d] = Math.min(out[d], v - r);
+        out[3 + d] = Math.max(out[3 + d], v + r);
+      }
+    }
+  }
+  return out;
+}
+
+function overlap(a: number[], b: number[]): boolean {
+  for (let d = 0; d < 3; d++) if (a[d] > b[3 + d] || b[d] > a[3 + d]) return false;
+  return true;
+}
+
+function tri(sc: Scene, t: number): number[] {
+  const T = sc.surface.triangles;
+  return [T[3 * t], T[3 * t + 1], T[3 * t + 2]];
+}
+function edge(sc: Scene, e: number): number[] {
+  const E = sc.surface.edges;
+  return [E[2 * e], E[2 * e + 1]];
+}
+
+/** Brute-force box-overlap pairs, as "v,t" and "a,b" keys. */
+function bruteForce(sc: Scene, dx: Float64Array | null, s: number, r: number, fixed: Uint8Array | null): { vt: Set<string>; ee: Set<string> } {
+  const { x, surface } = sc;
+  const nt = surface.triangles.length / 3;
+  const ne = surface.edges.length / 2;
+  const allFixed = (ns: number[]) => fixed !== null && ns.every((n) => fixed[n] !== 0);
+  const vt = new Set<string>();
+  const triBoxes = Array.from({ length: nt }, (_, t) => box(tri(sc, t), x, dx, s, r));
+  for (const v of surface.vertices) {
+    const bv = box([v], x, dx, s, r);
+    for (let t = 0; t < nt; t++) {
+      const ns = tri(sc, t);
+      if (ns.includes(v) || allFixed([v, ...ns])) continue;
+      if (overlap(bv, triBoxes[t])) vt.add(`${v},${t}`);
+    }
+  }
+  const ee = new Set<string>();
+  const edgeBoxes = Array.from({ length: ne }, (_, e) => box(edge(sc, e), x, dx, s, r));
+  for (let a = 0; a < ne; a++) {
+    for (let b = a + 1; b < ne; b++) {
+      const na = edge(sc, a), nb = edge(sc, b);
+      if (na.some((n) => nb.includes(n)) || allFixed([...na, ...nb])) continue;
+      if (overlap(edgeBoxes[a], edgeBoxes[b])) ee.add(`${a},${b}`);
+    }
+  }
+  return { vt, ee };
+}
+
+/** The hash's output as key sets, asserting no duplicates and no pair that shares a node. */
+function hashPairs(sc: Scene, bp: SpatialHashBroadPhase): { vt: Set<string>; ee: Set<string> } {
+  const vt = new Set<string>();
+  for (let k = 0; k < bp.vertexTriangleCount; k++) {
+    const v = bp.vertexTrianglePairs[2 * k], t = bp.vertexTrianglePairs[2 * k + 1];
+    assert.ok(!tri(sc, t).includes(v), `vertex ${v} belongs to triangle ${t}`);
+    const key = `${v},${t}`;
+    assert.ok(!vt.has(key), `duplicate vertex-triangle pair ${key}`);
+    vt.add(key);
+  }
+  const ee = new Set<string>();
+  for (let k = 0; k < bp.edgeEdgeCount; k++) {
+    const a = bp.edgeEdgePairs[2 * k], b = bp.edgeEdgePairs[2 * k + 1];
+    assert.ok(a < b, 'edge pairs are ordered');
+    assert.ok(!edge(sc, a).some((n) => edge(sc, b).includes(n)), `edges ${a}, ${b} share a node`);
+    const key = `${a},${b}`;
+    assert.ok(!ee.has(key), `duplicate edge-edge pair ${key}`);
+    ee.add(key);
+  }
+  return { vt, ee };
+}
+
+function assertSameSet(got: Set<string>, want: Set<string>, what: string): void {
+  for (const k of want) assert.ok(got.has(k), `${what}: missing ${k}`);
+  for (const k of got) assert.ok(want.has(k), `${what}: extra ${k}`);
+}
+
+function stencil(x: Float64Array, nodes: number[], out: Float64Array): Float64Array {
+  nodes.forEach((n, i) => out.set(x.subarray(3 * n, 3 * n + 3), 3 * i));
+  return out;
+}
+
+test('proximity candidates: equal to brute-force box overlap, a superset of pairs closer than dhat', () => {
+  const ratios: string[] = [];
+  for (let seed = 1; seed <= 4; seed++) {
+    const sc = twoBoxes(seed);
+    const dhat = 0.05 + 0.05 * seed / 4;
+    const bp = new SpatialHashBroadPhase(sc.surface);
+    bp.findProximityCandidates(sc.x, dhat);
+    const got = hashPairs(sc, bp);
+    const want = bruteForce(sc, null, 0, dhat / 2, null);
+    assertSameSet(got.vt, want.vt, 'vertex-triangle');
+    assertSameSet(got.ee, want.ee, 'edge-edge');
+    // Every pair truly closer than dhat is a candidate (the real criterion, with exact distances).
+    const buf = new Float64Array(12);
+    let closeVt = 0, closeEe = 0;
+    const nt = sc.surface.triangles.length / 3, ne = sc.surface.edges.length / 2;
+    for (const v of sc.surface.vertices) {
+      for (let t = 0; t < nt; t++) {
+        const ns = tri(sc, t);
+        if (ns.includes(v)) continue;
+        if (pointTriangleDistance2(stencil(sc.x, [v, ...ns], buf)) < dhat * dhat) {
+          closeVt++;
+          assert.ok(got.vt.has(`${v},${t}`), `close pair ${v},${t} missed`);
+        }
+      }
+    }
+    for (let a = 0; a < ne; a++) {
+      for (let b = a + 1; b < ne; b++) {
+        const na = edge(sc, a), nb = edge(sc, b);
+        if (na.some((n) => nb.includes(n))) continue;
+        if (edgeEdgeDistance2(stencil(sc.x, [...na, ...nb], buf)) < dhat * dhat) {
+          closeEe++;
+          assert.ok(got.ee.has(`${a},${b}`), `close pair ${a},${b} missed`);
+        }
+      }
+    }
+    assert.ok(closeVt > 0 && closeEe > 0, 'the scene has close pairs (the test can fail)');
+    ratios.push(`seed ${seed}: vt ${got.vt.size}/${closeVt} = ${(got.vt.size / closeVt).toFixed(2)}, ee ${got.ee.size}/${closeEe} = ${(got.ee.size / closeEe).toFixed(2)}`);
+  }
+  console.log(`proximity superset ratio (candidates / pairs closer than dhat):\n  ${ratios.join('\n  ')}`);
+});
+
+test('swept candidates: equal to brute-force swept-box overlap, a superset of CCD hits', () => {
+  const ratios: string[] = [];
+  for (let seed = 11; seed <= 13; seed++) {
+    const sc = twoBoxes(seed);
+    const s = 0.5 + 0.5 * rng(seed)();
+    const margin = 0.01;
+    const bp = new SpatialHashBroadPhase(sc.surface);
+    bp.findSweptCandidates(sc.x, sc.dx, s, margin);
+    const got = hashPairs(sc, bp);
+    const want = bruteForce(sc, sc.dx, s, margin / 2, null);
+    assertSameSet(got.vt, want.vt, 'vertex-triangle');
+    assertSameSet(got.ee, want.ee, 'edge-edge');
+    // Brute-force CCD over every pair: each one that comes within margin must be a candidate.
+    const x1 = sc.x.map((v, i) => v + s * sc.dx[i]);
+    const p = (arr: Float64Array, n: number) => arr.subarray(3 * n, 3 * n + 3);
+    let hitsVt = 0, hitsEe = 0;
+    const nt = sc.surface.triangles.length / 3, ne = sc.surface.edges.length / 2;
+    for (const v of sc.surface.vertices) {
+      for (let t = 0; t < nt; t++) {
+        const [a, b, c] = tri(sc, t);
+        if (v === a || v === b || v === c) continue;
+        const toi = pointTriangleCcd(p(sc.x, v), p(sc.x, a), p(sc.x, b), p(sc.x, c), p(x1, v), p(x1, a), p(x1, b), p(x1, c), 0.99 * margin);
+        if (toi <= 1) {
+          hitsVt++;
+          assert.ok(got.vt.has(`${v},${t}`), `colliding pair ${v},${t} missed`);
+        }
+      }
+    }
+    for (let ea = 0; ea < ne; ea++) {
+      for (let eb = ea + 1; eb < ne; eb++) {
+        const [a0, a1] = edge(sc, ea), [b0, b1] = edge(sc, eb);
+        if (a0 === b0 || a0 === b1 || a1 === b0 || a1 === b1) continue;
+        const toi = edgeEdgeCcd(p(sc.x, a0), p(sc.x, a1), p(sc.x, b0), p(sc.x, b1), p(x1, a0), p(x1, a1), p(x1, b0), p(x1, b1), 0.99 * margin);
+        if (toi <= 1) {
+          hitsEe++;
+          assert.ok(got.ee.has(`${ea},${eb}`), `colliding pair ${ea},${eb} missed`);
+        }
+      }
+    }
+    assert.ok(hitsVt > 0 && hitsEe > 0, 'the scene has colliding pairs (the test can fail)');
+    ratios.push(`seed ${seed}: vt ${got.vt.size}/${hitsVt} = ${(got.vt.size / hitsVt).toFixed(2)}, ee ${got.ee.size}/${hitsEe} = ${(got.ee.size / hitsEe).toFixed(2)}`);
+  }
+  console.log(`swept superset ratio (candidates / CCD hits within margin):\n  ${ratios.join('\n  ')}`);
+});
+
+test('fixed nodes: pairs with every node fixed are dropped, the rest kept', () => {
+  const sc = twoBoxes(21);
+  const fixed = new Uint8Array(sc.x.length / 3);
+  fixed.fill(1, 0, sc.firstBodyNodes);
+  const bp = new SpatialHashBroadPhase(sc.surface, { fixedNodes: fixed });
+  bp.findProximityCandidates(sc.x, 0.1);
+  const got = hashPairs(sc, bp);
+  const want = bruteForce(sc, null, 0, 0.05, fixed);
+  assertSameSet(got.vt, want.vt, 'vertex-triangle');
+  assertSameSet(got.ee, want.ee, 'edge-edge');
+  const all = bruteForce(sc, null, 0, 0.05, null);
+  assert.ok(all.vt.size > want.vt.size && all.ee.size > want.ee.size, 'self pairs of the fixed body were present before');
+});
+
+test('reuse: repeated queries give the same answers as a fresh object and stop allocating', () => {
+  const sc = twoBoxes(31);
+  const bp = new SpatialHashBroadPhase(sc.surface);
+  // A large query first (warm-up), then smaller and different ones on the same object.
+  bp.findSweptCandidates(sc.x, sc.dx, 1, 0.05);
+  const vtBuf = bp.vertexTrianglePairs, eeBuf = bp.edgeEdgePairs;
+  for (const [dhat, s] of [[0.02, 0.3], [0.06, 0.7]]) {
+    bp.findProximityCandidates(sc.x, dhat);
+    const fresh = new SpatialHashBroadPhase(sc.surface);
+    fresh.findProximityCandidates(sc.x, dhat);
+    assertSameSet(hashPairs(sc, bp).vt, hashPairs(sc, fresh).vt, 'reused vertex-triangle');
+    assertSameSet(hashPairs(sc, bp).ee, hashPairs(sc, fresh).ee, 'reused edge-edge');
+    bp.findSweptCandidates(sc.x, sc.dx, s, 0.01);
+    const want = bruteForce(sc, sc.dx, s, 0.005, null);
+    assertSameSet(hashPairs(sc, bp).vt, want.vt, 'reused swept vertex-triangle');
+  }
+  assert.equal(bp.vertexTrianglePairs, vtBuf, 'output buffer kept');
+  assert.equal(bp.edgeEdgePairs, eeBuf, 'output buffer kept');
+});
+
+test('a long sweep of one node coarsens the grid instead of covering millions of cells', () => {
+  const sc = twoBoxes(41);
+  const dx = new Float64Array(sc.x.length);
+  dx[3 * sc.surface.vertices[0]] = 1e4;
+  const bp = new SpatialHashBroadPhase(sc.surface);
+  bp.findSweptCandidates(sc.x, dx, 1, 0.01);
+  const got = hashPairs(sc, bp);
+  const want = bruteForce(sc, dx, 1, 0.005, null);
+  assertSameSet(got.vt, want.vt, 'vertex-triangle');
+  assertSameSet(got.ee, want.ee, 'edge-edge');
+});
