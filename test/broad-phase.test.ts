@@ -6,18 +6,7 @@ import { edgeEdgeCcd, pointTriangleCcd } from '../src/contact/ccd.js';
 import { boxGrid } from '../src/mesh/generators.js';
 import { extractSurface, surfaceEdges } from '../src/mesh/surface.js';
 import type { TetMesh, Vec3 } from '../src/mesh/tet-mesh.js';
-
-/** Deterministic uniform numbers in [0, 1) (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from './numeric-helpers.js';
 
 function merge(a: TetMesh, b: TetMesh): TetMesh {
   const na = a.positions.length / 3;
