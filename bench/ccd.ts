@@ -4,10 +4,10 @@
  * queries, colliding, false negatives, false positives, distance evaluations and microseconds per query, for the
  * refined and the plain additive modes. Options: --relative-tolerance X, --max-iterations N.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { edgeEdgeCcd, pointTriangleCcd, type CcdOptions, type CcdStats } from '../src/contact/ccd.js';
-import { parseCcdQueries } from '../src/contact/ccd-queries.js';
+import { relative } from 'node:path';
+import type { CcdOptions, CcdStats } from '../src/contact/ccd.js';
+import { runCcdQuery } from '../src/contact/ccd-queries.js';
+import { readCcdQueryTree } from '../src/io/ccd-query-files.js';
 
 const args = process.argv.slice(2);
 function option(name: string): number | undefined {
@@ -21,15 +21,6 @@ const relativeTolerance = option('--relative-tolerance');
 const maxIterations = option('--max-iterations');
 const root = args[0] ?? '/work/shared/data/ccd-sample-queries';
 
-function listCsv(dir: string, found: string[] = []): string[] {
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) listCsv(path, found);
-    else if (name.endsWith('.csv')) found.push(path);
-  }
-  return found;
-}
-
 interface Tally { queries: number; positives: number; fn: number; fp: number; evaluations: number; exhausted: number; ns: number }
 const empty = (): Tally => ({ queries: 0, positives: 0, fn: 0, fp: 0, evaluations: 0, exhausted: 0, ns: 0 });
 function add(into: Tally, from: Tally): void {
@@ -41,11 +32,7 @@ function line(name: string, t: Tally): string {
     `${(t.ns / t.queries / 1e3).toFixed(2).padStart(8)} ${String(t.exhausted).padStart(5)}`;
 }
 
-const files = listCsv(root).map((path) => ({
-  name: relative(root, path).replace(/\/data_/, ' data_'),
-  edgeEdge: path.includes('edge-edge'),
-  queries: parseCcdQueries(readFileSync(path, 'utf8')),
-}));
+const files = readCcdQueryTree(root).map((file) => ({ ...file, name: relative(root, file.path).replace(/\/data_/, ' data_') }));
 const stats: CcdStats = { iterations: 0, exhausted: false, distanceAtToi: 0 };
 let failed = false;
 for (const refine of [true, false]) {
@@ -58,9 +45,7 @@ for (const refine of [true, false]) {
     const tally = empty();
     const start = process.hrtime.bigint();
     for (const q of file.queries) {
-      const v = (i: number) => q.positions.subarray(3 * i, 3 * i + 3);
-      const ccd = file.edgeEdge ? edgeEdgeCcd : pointTriangleCcd;
-      const hit = ccd(v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), 0, stats, options) <= 1;
+      const hit = runCcdQuery(q, file.edgeEdge, options, stats) <= 1;
       tally.queries++;
       tally.evaluations += stats.iterations;
       if (stats.exhausted) tally.exhausted++;

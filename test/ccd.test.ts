@@ -1,11 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { edgeEdgeCcd, pointTriangleCcd, NO_CONTACT, type CcdOptions, type CcdStats } from '../src/contact/ccd.js';
 import { pointTriangleDistanceSq, segmentSegmentDistanceSq } from '../src/contact/ccd-distance.js';
-import { parseCcdQueries, type CcdQuery } from '../src/contact/ccd-queries.js';
+import { runCcdQuery } from '../src/contact/ccd-queries.js';
+import { readCcdQueryTree } from '../src/io/ccd-query-files.js';
 
 const dataRoot = fileURLToPath(new URL('./data/ccd/', import.meta.url));
 
@@ -101,25 +100,8 @@ test('crossing edges: ToI before the impact; near miss with refinement vs plain 
   assert.ok(edgeEdgeCcd(a0, a1, [-1, 0, 2], [1, 0, 2], [-1, 0, 1], [1, 0, 1], [-1, 0, 1], [1, 0, 1]) <= 1);
 });
 
-function listCsv(dir: string, found: string[] = []): string[] {
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) listCsv(path, found);
-    else if (name.endsWith('.csv')) found.push(path);
-  }
-  return found;
-}
-
-function runQuery(q: CcdQuery, edgeEdge: boolean, options?: CcdOptions, stats?: CcdStats): number {
-  const x = q.positions;
-  const v = (i: number) => x.subarray(3 * i, 3 * i + 3);
-  return edgeEdge
-    ? edgeEdgeCcd(v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), 0, stats, options)
-    : pointTriangleCcd(v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), 0, stats, options);
-}
-
 test('Sample-Queries conformance (Wang et al. 2021): zero false negatives', () => {
-  const files = listCsv(dataRoot);
+  const files = readCcdQueryTree(dataRoot);
   assert.ok(files.length >= 40, `expected the sample CSVs under ${dataRoot}`);
   const stats: CcdStats = { iterations: 0, exhausted: false, distanceAtToi: 0 };
   for (const mode of [{ name: 'refined', options: {} }, { name: 'plain additive', options: { refine: false } }]) {
@@ -127,11 +109,10 @@ test('Sample-Queries conformance (Wang et al. 2021): zero false negatives', () =
     let seconds = 0;
     const missed: string[] = [];
     for (const file of files) {
-      const edgeEdge = file.includes('edge-edge');
-      const list = parseCcdQueries(readFileSync(file, 'utf8'));
+      const list = file.queries;
       const start = process.hrtime.bigint();
       list.forEach((q, i) => {
-        const toi = runQuery(q, edgeEdge, mode.options, stats);
+        const toi = runCcdQuery(q, file.edgeEdge, mode.options, stats);
         iterations += stats.iterations;
         if (stats.exhausted) exhausted++;
         const hit = toi <= 1;
@@ -139,7 +120,7 @@ test('Sample-Queries conformance (Wang et al. 2021): zero false negatives', () =
         if (q.collides) positives++;
         if (q.collides && !hit) {
           falseNegatives++;
-          missed.push(`${file.slice(dataRoot.length)}#${i}`);
+          missed.push(`${file.path.slice(dataRoot.length)}#${i}`);
         }
         if (!q.collides && hit) falsePositives++;
       });

@@ -3,6 +3,7 @@
  * `xNum,xDen,yNum,yDen,zNum,zDen,truth`, rows = 4 vertices at t = 0 then the same 4 at t = 1. Rationals can exceed
  * 2^53, so numerator and denominator are read as BigInt and divided as doubles. Pure text in, numbers out.
  */
+import { edgeEdgeCcd, pointTriangleCcd, type CcdOptions, type CcdStats } from './ccd.js';
 
 export interface CcdQuery {
   /** 24 doubles: 4 vertices at t = 0, then the same 4 at t = 1. */
@@ -34,4 +35,14 @@ export function parseCcdQueries(text: string): CcdQuery[] {
     queries.push({ positions, collides });
   }
   return queries;
+}
+
+/**
+ * Runs one query through the narrow phase: vertex-face queries as point-triangle CCD, edge-edge ones as edge-edge
+ * CCD, with zero minimum separation. Returns the time of impact (NO_CONTACT when none).
+ */
+export function runCcdQuery(q: CcdQuery, edgeEdge: boolean, options?: CcdOptions, stats?: CcdStats): number {
+  const v = (i: number) => q.positions.subarray(3 * i, 3 * i + 3);
+  const ccd = edgeEdge ? edgeEdgeCcd : pointTriangleCcd;
+  return ccd(v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), 0, stats, options);
 }
