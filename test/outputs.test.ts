@@ -81,6 +81,9 @@ function record(step: number, extra: Partial<StepRecord> = {}): StepRecord {
     potentials,
     dissipated: 0,
     inverted: 0,
+    frictionLoss: 0,
+    minDistance: NaN,
+    activeContacts: 0,
     ...extra,
   };
 }
@@ -98,6 +101,8 @@ function fakeSummary(steps: number, stopped?: string): RunSummary {
     initialEnergy: 1,
     finalEnergy: 1,
     minEnergy: 0.5,
+    minDistance: null,
+    maxActiveContacts: 0,
     maxEnergy: 2,
     maxInverted: 0,
     angularMomentumKept: null,

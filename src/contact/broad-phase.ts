@@ -12,6 +12,9 @@
  * reported only in the cell holding the lowest corner of the boxes' intersection, which is the componentwise max
  * of the two boxes' lowest cells (floor is monotone), so every pair comes out exactly once without a set.
  *
+ * findEdgeTriangleCandidates lists edge-triangle pairs the same way (boxes at x, no inflation), for intersection
+ * checks.
+ *
  * Self-contact is included: primitives of the same body are paired like any other, minus the pairs that share a
  * node (a vertex of the triangle, a common edge endpoint), whose distance is zero by construction.
  *
@@ -166,6 +169,12 @@ export class SpatialHashBroadPhase {
   /** Edge-edge candidates: [edge index a, edge index b] with a < b; the first `edgeEdgeCount` are valid. */
   edgeEdgePairs = new Int32Array(0);
   edgeEdgeCount = 0;
+  /**
+   * Edge-triangle candidates of the last findEdgeTriangleCandidates: [edge index, triangle index] per pair; the
+   * first `edgeTriangleCount` are valid.
+   */
+  edgeTrianglePairs = new Int32Array(0);
+  edgeTriangleCount = 0;
   /** Cell size used by the last query. */
   cellSize = 0;
 
@@ -226,6 +235,21 @@ export class SpatialHashBroadPhase {
   findSweptCandidates(x: ArrayLike<number>, dx: ArrayLike<number>, s: number, margin = 0): void {
     if (!(margin >= 0)) throw new Error(`broad phase: margin must be >= 0, got ${margin}`);
     this.run(x, dx, s, 0.5 * margin);
+  }
+
+  /**
+   * Intersection candidates: every edge-triangle pair whose boxes at x (no inflation) overlap, minus the pairs
+   * that share a node and those whose five nodes are all fixed. Fills edgeTrianglePairs/edgeTriangleCount only;
+   * the vertex-triangle and edge-edge lists of an earlier query are left as they were.
+   */
+  findEdgeTriangleCandidates(x: ArrayLike<number>): void {
+    fillBoxes(this.vertices, 1, x, null, 0, 0, this.vertexBoxes);
+    fillBoxes(this.edges, 2, x, null, 0, 0, this.edgeBoxes);
+    fillBoxes(this.triangles, 3, x, null, 0, 0, this.triangleBoxes);
+    this.chooseGrid();
+    this.triangleTable.build(this.triangleCells, this.nt);
+    this.edgeTriangleCount = 0;
+    this.collectEdgeTriangle();
   }
 
   private run(x: ArrayLike<number>, dx: ArrayLike<number> | null, s: number, inflate: number): void {
@@ -333,6 +357,42 @@ export class SpatialHashBroadPhase {
         }
       }
     }
+  }
+
+  private collectEdgeTriangle(): void {
+    const eb = this.edgeBoxes, tb = this.triangleBoxes, ec = this.edgeCells, tc = this.triangleCells;
+    const edges = this.edges, tris = this.triangles, table = this.triangleTable, f = this.fixedNodes;
+    for (let e = 0; e < this.ne; e++) {
+      const o = 6 * e;
+      const e0 = edges[2 * e], e1 = edges[2 * e + 1];
+      for (let iz = ec[o + 2]; iz <= ec[o + 5]; iz++) {
+        for (let iy = ec[o + 1]; iy <= ec[o + 4]; iy++) {
+          for (let ix = ec[o]; ix <= ec[o + 3]; ix++) {
+            const slot = table.find(ix, iy, iz);
+            if (slot === NO_SLOT) continue;
+            for (let q = table.begin[slot], qe = table.end[slot]; q < qe; q++) {
+              const t = table.entries[q];
+              const p = 6 * t;
+              // Same lowest-cell rule as the other collectors: each pair once.
+              if (Math.max(ec[o], tc[p]) !== ix || Math.max(ec[o + 1], tc[p + 1]) !== iy || Math.max(ec[o + 2], tc[p + 2]) !== iz) continue;
+              if (!boxesOverlap(eb, o, tb, p)) continue;
+              const t0 = tris[3 * t], t1 = tris[3 * t + 1], t2 = tris[3 * t + 2];
+              if (e0 === t0 || e0 === t1 || e0 === t2 || e1 === t0 || e1 === t1 || e1 === t2) continue;
+              if (f !== null && f[e0] !== 0 && this.allFixed(e1, t0, t1, t2)) continue;
+              this.pushEdgeTriangle(e, t);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  private pushEdgeTriangle(e: number, t: number): void {
+    const k = 2 * this.edgeTriangleCount;
+    if (k + 2 > this.edgeTrianglePairs.length) this.edgeTrianglePairs = growInt32(this.edgeTrianglePairs, k + 2, k);
+    this.edgeTrianglePairs[k] = e;
+    this.edgeTrianglePairs[k + 1] = t;
+    this.edgeTriangleCount++;
   }
 
   private pushVertexTriangle(v: number, t: number): void {

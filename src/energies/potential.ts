@@ -22,11 +22,17 @@ export interface PotentialTerm {
    */
   addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean): void;
 
-  /** Registers the node couplings this term's Hessian writes. Called once, before any addHessian. */
+  /** Registers the node couplings this term's Hessian writes (at its current state), before addHessian. */
   addPattern(builder: PatternBuilder): void;
 
-  /** Called once the pattern is built, so the term can cache its block slots. */
+  /** Called whenever a pattern is built, so the term can cache its block slots. */
   bindPattern?(H: BsrMatrix): void;
+
+  /**
+   * Terms whose couplings change with x (contact): true when the Hessian at x needs blocks the bound pattern
+   * lacks. The incremental potential then rebuilds its pattern (addPattern of every term, then bindPattern).
+   */
+  patternStale?(x: Float64Array): boolean;
 
   /**
    * Line-search filter: the largest t in (0, 1] such that x + s dx stays feasible for every s in [0, t]

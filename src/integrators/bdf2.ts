@@ -39,10 +39,10 @@ export function createBdf2(ctx: IntegratorContext): Integrator {
       xNew.set(x);
       dyn.constrain(state.t + h, xNew);
       const beta = (2 * h) / 3;
-      dyn.beginDamping(x, xHat, beta, beta * beta);
+      dyn.beginDissipation(x, xHat, beta, beta * beta);
       dyn.minimize(xTilde, beta * beta, xNew, h, counters);
-      const loss = dyn.dampingLoss(xNew, h);
-      dyn.endDamping();
+      const loss = dyn.dissipationLoss(xNew, h, counters);
+      dyn.endDissipation();
       xPrev.set(x);
       vPrev.set(v);
       for (let d = 0; d < n; d++) v[d] = (xNew[d] - xHat[d]) / beta;

@@ -1,4 +1,5 @@
 import type { LinearSolver } from '../math/linear-solver.js';
+import { FrictionPotential } from '../contact/friction-potential.js';
 import { applyConstraints, type Model } from '../model/model.js';
 import { IncrementalPotential, type FrozenQuadratic } from '../solver/incremental-potential.js';
 import { NewtonSolver, type NewtonResult } from '../solver/newton.js';
@@ -20,6 +21,8 @@ export interface SolveCounters {
   linearIterations: number;
   /** Energy taken out by the frozen damping term this step (h v^T D v). */
   dissipated: number;
+  /** Energy taken out by lagged friction this step (also counted in what the step reports as dissipated). */
+  frictionLoss: number;
   /** A Newton solve hit its iteration limit without meeting the tolerance. */
   unconverged: number;
 }
@@ -33,6 +36,8 @@ export class Dynamics {
   readonly newton = new NewtonSolver();
   readonly n: number;
   private readonly damping: FrozenQuadratic | null;
+  /** Lagged friction, present when the model's contact has a positive friction coefficient somewhere. */
+  readonly friction: FrictionPotential | null;
   private readonly gradBuffer: Float64Array;
   private readonly productBuffer: Float64Array;
 
@@ -40,7 +45,9 @@ export class Dynamics {
     readonly model: Model,
     readonly settings: SolveSettings,
   ) {
-    this.ip = new IncrementalPotential(model);
+    const contact = model.contact;
+    this.friction = contact?.hasFriction ? new FrictionPotential(contact.mesh, contact.barrier, contact.frictionVelocity) : null;
+    this.ip = new IncrementalPotential(model, this.friction ? [this.friction] : []);
     this.n = 3 * model.nNodes;
     this.gradBuffer = new Float64Array(this.n);
     this.productBuffer = new Float64Array(this.n);
@@ -70,8 +77,7 @@ export class Dynamics {
     const { mass, constrained } = this.model;
     const q = this.damping;
     if (v && q) {
-      q.K.zero();
-      for (const term of this.model.terms) if (!term.isLinear) term.addHessian(x, 1, q.K, true);
+      this.assembleDampingStiffness(x, q);
       q.K.multiply(v, this.productBuffer);
       for (let d = 0; d < this.n; d++) out[d] += this.settings.rayleigh * this.productBuffer[d];
     }
@@ -95,16 +101,17 @@ export class Dynamics {
   }
 
   /**
-   * Freezes the Rayleigh damping for this step at x_n: D = mu K(x_n) with K the PSD-projected Hessian of P.
+   * Freezes this step's dissipation at x_n: the lagged friction contacts (friction-potential.ts) and the Rayleigh
+   * damping. For the damping: D = mu K(x_n) with K the PSD-projected elastic Hessian.
    * `velocityScale` beta maps positions to velocity, v(x) = (x - xHat) / beta, for the step's velocity formula;
    * the term added to the objective is c * (mu / (2 beta)) (x - xHat)^T K (x - xHat), whose gradient is
    * c mu K v(x): the damping force -mu K v evaluated at the new velocity (seed 000, Eq. 17).
    */
-  beginDamping(xn: Float64Array, xHat: Float64Array, velocityScale: number, c: number): void {
+  beginDissipation(xn: Float64Array, xHat: Float64Array, velocityScale: number, c: number): void {
+    this.friction?.lag(xn, xHat, velocityScale);
     const q = this.damping;
     if (!q) return;
-    q.K.zero();
-    for (const term of this.model.terms) if (!term.isLinear) term.addHessian(xn, 1, q.K, true);
+    this.assembleDampingStiffness(xn, q);
     q.center.set(xHat);
     q.scale = (c * this.settings.rayleigh) / velocityScale;
     this.dampingVelocityScale = velocityScale;
@@ -113,8 +120,31 @@ export class Dynamics {
 
   private dampingVelocityScale = 1;
 
-  /** Energy the damping removed over a step of length h ending at x: h v^T (mu K) v. 0 without damping. */
-  dampingLoss(x: Float64Array, h: number): number {
+  /**
+   * K = PSD-projected Hessian of the elastic terms (springs included; contact and gravity excluded: damping acts on
+   * the material's deformation, not on the barrier), on the current Hessian pattern.
+   */
+  private assembleDampingStiffness(x: Float64Array, q: FrozenQuadratic): void {
+    if (q.K.pattern !== this.ip.hessian.pattern) q.K = this.ip.newMatrix();
+    q.K.zero();
+    for (const term of this.model.terms) if (!term.isLinear && term.name !== 'contact') term.addHessian(x, 1, q.K, true);
+  }
+
+  /**
+   * Energy removed over a step of length h ending at x: the damping's h v^T (mu K) v plus the friction's work
+   * (added to counters.frictionLoss as well). 0 without either.
+   */
+  dissipationLoss(x: Float64Array, h: number, counters: SolveCounters): number {
+    let loss = 0;
+    if (this.friction) {
+      const f = this.friction.dissipation(x);
+      counters.frictionLoss += f;
+      loss += f;
+    }
+    return loss + this.dampingLoss(x, h);
+  }
+
+  private dampingLoss(x: Float64Array, h: number): number {
     const q = this.damping;
     if (!q) return 0;
     const v = this.gradBuffer;
@@ -165,8 +195,9 @@ export class Dynamics {
     if (this.ip.value(trial) < this.ip.value(x)) x.set(trial);
   }
 
-  /** Stops the damping term from applying to further minimisations this step. */
-  endDamping(): void {
+  /** Stops the damping and friction terms from applying to further minimisations this step. */
+  endDissipation(): void {
+    this.friction?.clear();
     const q = this.damping;
     if (!q) return;
     const i = this.ip.frozen.indexOf(q);

@@ -19,10 +19,10 @@ export function solveImplicitEuler(
   for (let d = 0; d < x.length; d++) xTilde[d] = x[d] + h * v[d];
   xOut.set(guess ?? x);
   dyn.constrain(state.t + h, xOut);
-  dyn.beginDamping(x, x, h, h * h);
+  dyn.beginDissipation(x, x, h, h * h);
   dyn.minimize(xTilde, h * h, xOut, h, counters);
-  const loss = dyn.dampingLoss(xOut, h);
-  dyn.endDamping();
+  const loss = dyn.dissipationLoss(xOut, h, counters);
+  dyn.endDissipation();
   return loss;
 }
 

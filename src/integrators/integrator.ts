@@ -34,7 +34,7 @@ export interface IntegratorContext {
 export type IntegratorParams = Record<string, number | boolean | string>;
 
 export function newCounters(): SolveCounters {
-  return { newtonIterations: 0, linearIterations: 0, dissipated: 0, unconverged: 0 };
+  return { newtonIterations: 0, linearIterations: 0, dissipated: 0, frictionLoss: 0, unconverged: 0 };
 }
 
 /** out = a + s b over all entries. */

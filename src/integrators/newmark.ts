@@ -29,10 +29,10 @@ export function createNewmark(ctx: IntegratorContext, beta: number, gamma: numbe
       }
       xNew.set(x);
       dyn.constrain(state.t + h, xNew);
-      dyn.beginDamping(x, xHat, velocityScale, c);
+      dyn.beginDissipation(x, xHat, velocityScale, c);
       dyn.minimize(xTilde, c, xNew, h, counters);
-      const loss = dyn.dampingLoss(xNew, h);
-      dyn.endDamping();
+      const loss = dyn.dissipationLoss(xNew, h, counters);
+      dyn.endDissipation();
       const constrained = dyn.model.constrained;
       for (let d = 0; d < n; d++) {
         if (constrained[d]) {

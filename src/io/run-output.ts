@@ -44,6 +44,9 @@ export const METRICS_COLUMNS = [
   'lz',
   'dissipated',
   'inverted',
+  'friction_loss',
+  'min_distance',
+  'active_contacts',
 ] as const;
 
 /** Removes the files a run writes (and nothing else) from dir, if they are there. */
@@ -207,6 +210,9 @@ export class RunOutput {
       n(r.angularMomentum[2]),
       n(r.dissipated),
       String(r.inverted),
+      n(r.frictionLoss),
+      n(r.minDistance),
+      String(r.activeContacts),
     ];
     for (const name of this.termNames) {
       const e = r.potentials.get(name);

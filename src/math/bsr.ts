@@ -125,6 +125,28 @@ export class BsrMatrix {
     }
   }
 
+  /**
+   * this += scale * other. `other`'s pattern must be contained in this one's (the same pattern, or an older one
+   * before contact blocks were added).
+   */
+  addScaled(other: BsrMatrix, scale: number): void {
+    const v = this.values;
+    const w = other.values;
+    if (other.pattern === this.pattern) {
+      for (let i = 0; i < v.length; i++) v[i] += scale * w[i];
+      return;
+    }
+    const { rowStart, col, n } = other.pattern;
+    if (n !== this.pattern.n) throw new Error('BsrMatrix.addScaled: sizes differ');
+    for (let i = 0; i < n; i++) {
+      for (let q = rowStart[i]; q < rowStart[i + 1]; q++) {
+        const s = this.pattern.slot(i, col[q]);
+        if (s < 0) throw new Error(`BsrMatrix.addScaled: block (${i}, ${col[q]}) is not in the target pattern`);
+        for (let k = 0; k < 9; k++) v[9 * s + k] += scale * w[9 * q + k];
+      }
+    }
+  }
+
   /** y = A x. */
   multiply(x: Float64Array, y: Float64Array): void {
     const { rowStart, col, n } = this.pattern;

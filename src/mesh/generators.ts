@@ -179,3 +179,34 @@ export function icosphere(radius: number, subdivisions: number, center: Vec3 = [
   }
   return { positions, triangles: Uint32Array.from(tris) };
 }
+
+/**
+ * An open staircase surface (treads and risers, no underside): `steps` steps going down along +x, the top of step i
+ * at height (steps - i) * stepHeight above origin.y, spanning z in [origin.z, origin.z + width]. Triangles face up
+ * (treads) and toward +x (risers), the sides a falling body meets.
+ */
+export function stairsSurface(
+  steps: number,
+  stepHeight: number,
+  stepDepth: number,
+  width: number,
+  origin: readonly [number, number, number],
+): { positions: Float64Array; triangles: Uint32Array } {
+  const positions: number[] = [];
+  const triangles: number[] = [];
+  const [ox, oy, oz] = origin;
+  // The profile polyline in (x, y): for each step its tread's back and front corner, then down the riser.
+  const profile: [number, number][] = [];
+  for (let i = 0; i < steps; i++) {
+    const top = oy + (steps - i) * stepHeight;
+    profile.push([ox + i * stepDepth, top], [ox + (i + 1) * stepDepth, top]);
+  }
+  profile.push([ox + steps * stepDepth, oy]);
+  for (const [x, y] of profile) positions.push(x, y, oz, x, y, oz + width);
+  for (let k = 0; k + 1 < profile.length; k++) {
+    const a = 2 * k, b = 2 * k + 1, c = 2 * k + 2, d = 2 * k + 3;
+    // Quad (a, c, d, b) wound so that treads face +y and risers +x.
+    triangles.push(a, b, c, c, b, d);
+  }
+  return { positions: Float64Array.from(positions), triangles: Uint32Array.from(triangles) };
+}

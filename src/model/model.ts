@@ -1,4 +1,18 @@
+import type { BarrierPotential } from '../contact/barrier-potential.js';
+import type { CollisionMesh } from '../contact/collision-mesh.js';
 import type { PotentialTerm } from '../energies/potential.js';
+
+/** IPC contact of a model: the collision system, its barrier (also one of `terms`) and friction settings. */
+export interface ContactModel {
+  readonly mesh: CollisionMesh;
+  readonly barrier: BarrierPotential;
+  /** eps_v (m/s) of the friction mollifier. */
+  readonly frictionVelocity: number;
+  /** True when some pair has a positive friction coefficient. */
+  readonly hasFriction: boolean;
+  /** IPC's adaptive barrier stiffness. */
+  readonly adaptiveKappa: boolean;
+}
 
 /**
  * Positions of constrained DOFs over time. `fixed` nodes stay at their initial position; `moving` nodes follow a
@@ -36,8 +50,10 @@ export interface Model {
   readonly motions: readonly ConstraintMotion[];
   readonly terms: readonly PotentialTerm[];
   readonly bodies: readonly BodyInfo[];
-  /** All bodies' surface triangles in one array (global node ids), for frames/. */
+  /** All bodies' and obstacles' surface triangles in one array (global node ids), for frames/. */
   readonly surface: Uint32Array;
+  /** Present when the scene has contact (obstacles or a `contact` section). */
+  readonly contact?: ContactModel;
 }
 
 /** Writes the positions of all constrained DOFs at time t into x (free DOFs untouched). */

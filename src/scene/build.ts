@@ -4,11 +4,13 @@ import { makeMaterial } from '../energies/materials.js';
 import type { PotentialTerm } from '../energies/potential.js';
 import { Springs } from '../energies/springs.js';
 import { SquaredLengthSprings } from '../energies/squared-springs.js';
-import { boxGrid } from '../mesh/generators.js';
+import { BarrierPotential } from '../contact/barrier-potential.js';
+import { buildCollisionMesh, type CollisionGroupInput, type ContactPlane } from '../contact/collision-mesh.js';
+import { boxGrid, stairsSurface } from '../mesh/generators.js';
 import { extractSurface } from '../mesh/surface.js';
 import type { TetMesh } from '../mesh/tet-mesh.js';
-import type { BodyInfo, ConstraintMotion, Model } from '../model/model.js';
-import { SceneError, type BodyDef, type Region, type Scene } from './schema.js';
+import type { BodyInfo, ConstraintMotion, ContactModel, Model } from '../model/model.js';
+import { SceneError, type BodyDef, type Obstacle, type Region, type Scene } from './schema.js';
 
 type Vec3 = [number, number, number];
 
@@ -35,7 +37,9 @@ interface BuiltBody {
 /** Builds the Model of a validated scene: meshes, masses, energies, constraints, initial state. */
 export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): Model {
   const built = scene.bodies.map((body, i) => buildBody(body, i, resolveMesh));
-  const nNodes = built.reduce((s, b) => s + b.rest.length / 3, 0);
+  const obstacleMeshes = scene.obstacles.map((o) => obstacleSurface(o));
+  const bodyNodes = built.reduce((s, b) => s + b.rest.length / 3, 0);
+  const nNodes = bodyNodes + obstacleMeshes.reduce((s, m) => s + (m ? m.positions.length / 3 : 0), 0);
   const rest = new Float64Array(3 * nNodes);
   const x0 = new Float64Array(3 * nNodes);
   const v0 = new Float64Array(3 * nNodes);
@@ -54,6 +58,7 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
     for (let i = 0; i < n; i++) {
       for (let a = 0; a < 3; a++) mass[3 * (offset + i) + a] = b.mass[i];
       if (b.fixed[i]) for (let a = 0; a < 3; a++) constrained[3 * (offset + i) + a] = 1;
+      for (const axis of scene.bodies[bi].lockAxes) constrained[3 * (offset + i) + AXIS[axis]] = 1;
     }
     const tets = shift(b.info.tets, offset);
     const surface = shift(b.info.surface, offset);
@@ -84,8 +89,25 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
     for (const m of b.moving) for (const i of m.nodes) for (let a = 0; a < 3; a++) v0[3 * (offset + i) + a] = m.velocity[a];
     offset += b.rest.length / 3;
   }
+  // Obstacle meshes: fixed nodes after the bodies' (no mass, never moving), their triangles written with the frames.
+  const obstacleTriangles: (Uint32Array | null)[] = obstacleMeshes.map((m) => {
+    if (!m) return null;
+    const n = m.positions.length / 3;
+    rest.set(m.positions, 3 * offset);
+    x0.set(m.positions, 3 * offset);
+    constrained.fill(1, 3 * offset, 3 * (offset + n));
+    const tris = shift(m.triangles, offset);
+    surfaces.push(tris);
+    offset += n;
+    return tris;
+  });
   const g = scene.gravity;
   if (g[0] !== 0 || g[1] !== 0 || g[2] !== 0) terms.push(new Gravity(mass, [g[0], g[1], g[2]]));
+  let contact: ContactModel | undefined;
+  if (scene.contact || scene.obstacles.length > 0) {
+    contact = buildContact(scene, built, bodies, obstacleTriangles, nNodes, rest, constrained);
+    terms.push(contact.barrier);
+  }
   const surface = new Uint32Array(surfaces.reduce((s, a) => s + a.length, 0));
   let o = 0;
   for (const s of surfaces) {
@@ -95,7 +117,68 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
   for (let d = 0; d < mass.length; d++) {
     if (!constrained[d] && !(mass[d] > 0)) throw new SceneError(`node ${Math.floor(d / 3)} is free but has no mass (a node in no tet?)`);
   }
-  return { nNodes, rest, x0, v0, mass, constrained, motions, terms, bodies, surface };
+  return { nNodes, rest, x0, v0, mass, constrained, motions, terms, bodies, surface, contact };
+}
+
+const AXIS = { x: 0, y: 1, z: 2 } as const;
+
+function obstacleSurface(o: Obstacle): { positions: Float64Array; triangles: Uint32Array } | null {
+  if (o.type === 'stairs') return stairsSurface(o.steps, o.stepHeight, o.stepDepth, o.width, o.origin as Vec3);
+  return null;
+}
+
+/** The collision system of the scene: one group per body and obstacle mesh, planes, and the barrier term. */
+function buildContact(
+  scene: Scene,
+  built: BuiltBody[],
+  bodies: BodyInfo[],
+  obstacleTriangles: (Uint32Array | null)[],
+  nNodes: number,
+  rest: Float64Array,
+  constrained: Uint8Array,
+): ContactModel {
+  const settings = scene.contact ?? {
+    kappa: 1e5,
+    dhat: 1e-3,
+    adaptiveKappa: false,
+    friction: 0,
+    frictionVelocity: 1e-3,
+    selfContact: true,
+  };
+  const groups: CollisionGroupInput[] = [];
+  let offset = 0;
+  built.forEach((b, bi) => {
+    const def = scene.bodies[bi];
+    const n = b.rest.length / 3;
+    const isParticles = def.mesh.type === 'particles';
+    groups.push({
+      name: bodies[bi].name,
+      kind: isParticles ? 'particles' : 'body',
+      friction: def.friction ?? settings.friction,
+      selfContact: def.selfContact ?? settings.selfContact,
+      triangles: bodies[bi].surface,
+      points: isParticles ? Uint32Array.from({ length: n }, (_, i) => offset + i) : undefined,
+    });
+    offset += n;
+  });
+  const planes: ContactPlane[] = [];
+  scene.obstacles.forEach((o, oi) => {
+    const friction = o.friction ?? settings.friction;
+    if (o.type === 'plane') {
+      const len = Math.hypot(...o.normal);
+      if (!(len > 0)) throw new SceneError(`obstacles[${oi}].normal: must be a non-zero vector`);
+      const normal = o.normal.map((c) => c / len) as Vec3;
+      planes.push({ name: o.name, normal, offset: normal[0] * o.point[0] + normal[1] * o.point[1] + normal[2] * o.point[2], friction });
+    } else {
+      groups.push({ name: o.name, kind: 'obstacle', friction, selfContact: false, triangles: obstacleTriangles[oi]! });
+    }
+  });
+  const fixedNodes = new Uint8Array(nNodes);
+  for (let i = 0; i < nNodes; i++) fixedNodes[i] = constrained[3 * i] & constrained[3 * i + 1] & constrained[3 * i + 2];
+  const mesh = buildCollisionMesh(nNodes, groups, planes, fixedNodes);
+  const barrier = new BarrierPotential(mesh, rest, { kappa: settings.kappa, dhat: settings.dhat });
+  const hasFriction = groups.some((g) => g.friction > 0) && (planes.some((p) => p.friction > 0) || groups.length > 1 || groups.some((g) => g.friction > 0 && g.selfContact));
+  return { mesh, barrier, frictionVelocity: settings.frictionVelocity, hasFriction, adaptiveKappa: settings.adaptiveKappa };
 }
 
 function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): BuiltBody {

@@ -93,10 +93,45 @@ export const bodySchema = z.strictObject({
     })
     .prefault({}),
   fixed: z.array(regionSchema).default([]).describe('nodes held at their initial position'),
+  lockAxes: z
+    .array(z.enum(['x', 'y', 'z']))
+    .default([])
+    .describe("coordinates held at their initial value for every node (['y', 'z'] keeps a bar moving along x only)"),
+  friction: z.number().nonnegative().optional().describe('friction coefficient of this body\'s surface (default contact.friction); a pair uses the smaller of its two'),
+  selfContact: z.boolean().optional().describe('collide the body with itself (default contact.selfContact)'),
   moving: z
     .array(z.strictObject({ region: regionSchema, velocity: vec3.describe('constant velocity of the handle (m/s)') }))
     .default([])
     .describe('prescribed (scripted) nodes'),
+});
+
+export const obstacleSchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('plane'),
+    name: z.string().default('ground'),
+    point: vec3.default([0, 0, 0]).describe('a point of the plane (m)'),
+    normal: vec3.default([0, 1, 0]).describe('normal toward the free side (normalised on load)'),
+    friction: z.number().nonnegative().optional().describe('friction coefficient (default contact.friction)'),
+  }),
+  z.strictObject({
+    type: z.literal('stairs'),
+    name: z.string().default('stairs'),
+    steps: z.number().int().positive().describe('number of steps, going down along +x from the highest'),
+    stepHeight: positive.describe('rise of each step (m)'),
+    stepDepth: positive.describe('run of each step (m)'),
+    width: positive.describe('extent along z (m)'),
+    origin: vec3.default([0, 0, 0]).describe('back-bottom corner: the highest step starts at x = origin.x, the bottom riser ends at y = origin.y'),
+    friction: z.number().nonnegative().optional(),
+  }),
+]);
+
+export const contactSchema = z.strictObject({
+  kappa: positive.default(1e5).describe('barrier stiffness (N/m; seed 000 default 1e5)'),
+  dhat: positive.default(1e-3).describe('barrier activation distance (m; seed 000 default 1 mm)'),
+  adaptiveKappa: z.boolean().default(false).describe("IPC's adaptive barrier stiffness: kappa grows when contacts get too close (kappa is then the starting value's lower bound)"),
+  friction: z.number().nonnegative().default(0).describe('default friction coefficient of every surface'),
+  frictionVelocity: positive.default(1e-3).describe('eps_v (m/s): below this sliding speed friction is smoothed toward static'),
+  selfContact: z.boolean().default(true).describe('default for bodies: collide a body with itself'),
 });
 
 const decayPieceSchema = z.strictObject({ from: z.number().nonnegative(), tau: positive });
@@ -136,6 +171,8 @@ export const sceneSchema = z.strictObject({
       projectPsd: z.boolean().default(true),
     })
     .prefault({}),
+  contact: contactSchema.optional().describe('IPC contact; on when given or when there are obstacles'),
+  obstacles: z.array(obstacleSchema).default([]).describe('static planes and triangle meshes'),
   bodies: z.array(bodySchema).min(1),
 });
 
@@ -143,6 +180,8 @@ export type SceneInput = z.input<typeof sceneSchema>;
 export type Scene = z.output<typeof sceneSchema>;
 export type BodyDef = z.output<typeof bodySchema>;
 export type Region = z.output<typeof regionSchema>;
+export type Obstacle = z.output<typeof obstacleSchema>;
+export type ContactSettings = z.output<typeof contactSchema>;
 
 /** Validates a scene object; the error names each offending field path and what was expected. */
 export function parseScene(input: unknown, source = 'scene'): Scene {

@@ -25,6 +25,12 @@ export interface StepRecord {
   dissipated: number;
   /** Tets with non-positive volume at this step's positions (an invariant: 0 for inversion-free runs). */
   inverted: number;
+  /** Energy friction took out this step (seed 000 Algorithm 1 subtracts it from the target), J; part of `dissipated`. */
+  frictionLoss: number;
+  /** Smallest contact distance at this step's positions (m): exact for planes, over pairs within reach of the active set otherwise; NaN without contact or with nothing in reach. */
+  minDistance: number;
+  /** Contact pairs closer than dhat (the barrier's active set). */
+  activeContacts: number;
   /** Set when the step's positions are not guaranteed valid (implicit midpoint's x = 2z - x_n inverted, say). */
   warning?: string;
 }
@@ -49,10 +55,14 @@ export interface RunSummary {
   energyKept: number;
   /** Most tets inverted at once in any step (0 for an inversion-free run). */
   maxInverted: number;
+  /** Smallest contact distance over the run (m), null without contact. */
+  minDistance: number | null;
+  /** Most contact pairs active at once. */
+  maxActiveContacts: number;
   /** Set when the run stopped early (blow-up, failed solve): what happened and at which step. */
   stopped?: string;
   /** Peak resident memory, MiB. */
   peakMemoryMiB: number;
-  /** Time split, seconds: assembly, linear solve, other. */
+  /** Time split, seconds: assembly, linear solve, line search, other; with contact also the contact parts (included in those). */
   timing: Record<string, number>;
 }

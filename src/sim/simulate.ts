@@ -81,8 +81,9 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
   const potentials = new Map<string, number>();
   const mass = model.mass;
 
-  const record = (step: number, alpha: number, newton: number, linear: number, wallMs: number, dissipated: number, warning?: string): StepRecord => {
+  const record = (step: number, alpha: number, newton: number, linear: number, wallMs: number, dissipated: number, frictionLoss: number, warning?: string): StepRecord => {
     const p = energyByName(model.terms, state.x, potentials);
+    const contact = model.contact ? model.contact.barrier.activeContacts(state.x, null) : { count: 0, minDistance: NaN };
     const k = dyn.kinetic(state.v);
     const momentum: [number, number, number] = [0, 0, 0];
     const angular: [number, number, number] = [0, 0, 0];
@@ -115,11 +116,14 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
       potentials: new Map(potentials),
       dissipated,
       inverted: model.bodies.reduce((n, b) => n + countInvertedTets(state.x, b.tets), 0),
+      frictionLoss,
+      minDistance: Number.isFinite(contact.minDistance) ? contact.minDistance : NaN,
+      activeContacts: contact.count,
       warning,
     };
   };
 
-  const first = record(0, NaN, 0, 0, 0, 0);
+  const first = record(0, NaN, 0, 0, 0, 0, 0);
   target.reset(first.total);
   first.target = target.value;
   if (!Number.isFinite(first.total)) throw new Error('the initial state has a non-finite energy (inverted element in the initial positions?)');
@@ -130,6 +134,8 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
   const energyScale = Math.max(Math.abs(first.total), first.kinetic + Math.abs(first.potential), 1e-12);
   const norm = (a: [number, number, number]) => Math.hypot(a[0], a[1], a[2]);
   let maxInverted = first.inverted;
+  let minDistance = first.minDistance;
+  let maxActive = first.activeContacts;
   let minEnergy = first.total;
   let maxEnergy = first.total;
   let last = first;
@@ -156,12 +162,14 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     totalNewton += counters.newtonIterations;
     totalLinear += counters.linearIterations;
     const warning = report.warning ?? (counters.unconverged ? `${counters.unconverged} Newton solve(s) hit the iteration limit` : undefined);
-    const rec = record(step, report.alpha, counters.newtonIterations, counters.linearIterations, wallMs, report.dissipated, warning);
+    const rec = record(step, report.alpha, counters.newtonIterations, counters.linearIterations, wallMs, report.dissipated, counters.frictionLoss, warning);
     if (!Number.isFinite(rec.total)) {
       stopped = `step ${step} (t = ${rec.t.toFixed(6)} s): the total energy is not finite (${rec.total}): the integrator blew up or produced an invalid state${warning ? ` (${warning})` : ''}`;
       break;
     }
     maxInverted = Math.max(maxInverted, rec.inverted);
+    if (!(rec.minDistance >= minDistance)) minDistance = Number.isNaN(minDistance) ? rec.minDistance : Math.min(minDistance, rec.minDistance);
+    maxActive = Math.max(maxActive, rec.activeContacts);
     if (Math.abs(rec.total) > opts.blowUpFactor * energyScale) {
       observer.step?.(rec);
       maxEnergy = Math.max(maxEnergy, rec.total);
@@ -193,6 +201,14 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     lineSearch: dyn.newton.timing.lineSearch / 1000,
   };
   timing.other = Math.max(0, wallSeconds - timing.assembly - timing.linearSolve - timing.lineSearch);
+  if (model.contact) {
+    // Parts of the above, measured inside the contact term: active-set broad phase, CCD filters, barrier terms.
+    const c = model.contact.barrier.timing;
+    timing.contactProximity = c.proximity / 1000;
+    timing.contactCcd = c.ccd / 1000;
+    timing.contactBarrier = c.barrier / 1000;
+    timing.patternRebuilds = dyn.ip.patternRebuilds;
+  }
   const summary: RunSummary = {
     scene: opts.sceneName,
     integrator: opts.integrator,
@@ -209,6 +225,8 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     angularMomentumKept: l0 > 1e-12 ? norm(last.angularMomentum) / l0 : null,
     energyKept: last.total / first.total,
     maxInverted,
+    minDistance: model.contact ? (Number.isNaN(minDistance) ? null : minDistance) : null,
+    maxActiveContacts: maxActive,
     stopped,
     peakMemoryMiB: peakMemoryMiB(),
     timing,

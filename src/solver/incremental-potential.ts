@@ -7,7 +7,7 @@ import type { Model } from '../model/model.js';
  * Eq. 17 (K the elastic Hessian at x_n), later lagged friction. It enters the minimisation but is not part of P.
  */
 export interface FrozenQuadratic {
-  readonly K: BsrMatrix;
+  K: BsrMatrix;
   readonly center: Float64Array;
   scale: number;
 }
@@ -15,26 +15,45 @@ export interface FrozenQuadratic {
 /**
  * The one objective every implicit step minimises (shared/DESIGN.md):
  *
- *     E(x) = 1/2 (x - xTilde)^T M (x - xTilde) + c P(x) (+ frozen quadratic terms)
+ *     E(x) = 1/2 (x - xTilde)^T M (x - xTilde) + c P(x) (+ c D(x) lagged friction, + frozen quadratic terms)
  *
  * Integrators set the predictor xTilde and the weight c; constrained DOFs keep whatever value x holds.
  */
 export class IncrementalPotential {
-  readonly hessian: BsrMatrix;
+  /** Rebuilt (a new pattern) when a contact needs blocks the current one lacks. */
+  hessian: BsrMatrix;
+  /** How many times the pattern was rebuilt for contact (each costs the solver a new symbolic analysis). */
+  patternRebuilds = 0;
   readonly predictor: Float64Array;
   weight = 1;
   readonly frozen: FrozenQuadratic[] = [];
+  /** Terms of the minimisation that are not part of P (lagged friction), weighted by c like P. */
+  readonly dissipative: readonly PotentialTerm[];
   private readonly scratch: Float64Array;
   private readonly nonlinearTerms: readonly PotentialTerm[];
+  private readonly dynamicTerms: readonly PotentialTerm[];
 
-  constructor(readonly model: Model) {
-    const builder = new PatternBuilder(model.nNodes);
-    for (const term of model.terms) term.addPattern(builder);
-    this.hessian = new BsrMatrix(builder.build());
-    for (const term of model.terms) term.bindPattern?.(this.hessian);
+  private readonly allTerms: readonly PotentialTerm[];
+
+  constructor(
+    readonly model: Model,
+    dissipative: readonly PotentialTerm[] = [],
+  ) {
+    this.dissipative = dissipative;
+    this.allTerms = [...model.terms, ...dissipative];
+    this.hessian = this.buildMatrix();
     this.predictor = new Float64Array(3 * model.nNodes);
     this.scratch = new Float64Array(3 * model.nNodes);
-    this.nonlinearTerms = model.terms.filter((t) => !t.isLinear);
+    this.nonlinearTerms = this.allTerms.filter((t) => !t.isLinear);
+    this.dynamicTerms = this.allTerms.filter((t) => t.patternStale);
+  }
+
+  private buildMatrix(): BsrMatrix {
+    const builder = new PatternBuilder(this.model.nNodes);
+    for (const term of this.allTerms) term.addPattern(builder);
+    const H = new BsrMatrix(builder.build());
+    for (const term of this.allTerms) term.bindPattern?.(H);
+    return H;
   }
 
   /** A matrix with the same pattern as the Hessian (for frozen quadratic terms). */
@@ -52,7 +71,7 @@ export class IncrementalPotential {
       inertia += mass[d] * r * r;
     }
     let p = 0;
-    for (const term of this.model.terms) p += term.energy(x);
+    for (const term of this.allTerms) p += term.energy(x);
     let e = 0.5 * inertia + this.weight * p;
     for (const q of this.frozen) e += q.scale * frozenValue(q, x, this.scratch);
     return e;
@@ -63,22 +82,24 @@ export class IncrementalPotential {
     const { mass, constrained } = this.model;
     const xt = this.predictor;
     for (let d = 0; d < x.length; d++) g[d] = mass[d] * (x[d] - xt[d]);
-    for (const term of this.model.terms) term.addGradient(x, this.weight, g);
+    for (const term of this.allTerms) term.addGradient(x, this.weight, g);
     for (const q of this.frozen) frozenAddGradient(q, x, g, this.scratch);
     for (let d = 0; d < x.length; d++) if (constrained[d]) g[d] = 0;
   }
 
   /** Assembles M + c Hess P (+ frozen K) into this.hessian, constrained rows and columns replaced by identity. */
   assembleHessian(x: Float64Array, projectPsd: boolean): BsrMatrix {
+    let stale = false;
+    for (const term of this.dynamicTerms) if (term.patternStale!(x)) stale = true;
+    if (stale) {
+      this.hessian = this.buildMatrix();
+      this.patternRebuilds++;
+    }
     const H = this.hessian;
     H.zero();
     H.addDiagonal(this.model.mass, 1);
     for (const term of this.nonlinearTerms) term.addHessian(x, this.weight, H, projectPsd);
-    for (const q of this.frozen) {
-      const v = H.values;
-      const k = q.K.values;
-      for (let i = 0; i < v.length; i++) v[i] += q.scale * k[i];
-    }
+    for (const q of this.frozen) H.addScaled(q.K, q.scale);
     H.applyDirichlet(this.model.constrained);
     return H;
   }
@@ -86,7 +107,7 @@ export class IncrementalPotential {
   /** Largest step fraction along dx that every term accepts (inversion, later collisions). */
   maxStep(x: Float64Array, dx: Float64Array): number {
     let t = 1;
-    for (const term of this.model.terms) if (term.maxStep) t = Math.min(t, term.maxStep(x, dx));
+    for (const term of this.allTerms) if (term.maxStep) t = Math.min(t, term.maxStep(x, dx));
     return t;
   }
 }

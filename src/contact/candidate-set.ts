@@ -1,0 +1,159 @@
+import type { BsrPattern } from '../math/bsr.js';
+import { edgeEdgeMollifierThreshold } from './barrier.js';
+import type { SpatialHashBroadPhase } from './broad-phase.js';
+import type { CollisionMesh } from './collision-mesh.js';
+
+/**
+ * Contact candidates of one kind, pairs inside one body (self-contact) or pairs across groups, kept as 4-node
+ * stencils: [vertex, t0, t1, t2] for vertex-triangle pairs, [ea0, ea1, eb0, eb1] for edge-edge pairs.
+ *
+ * The set is built at a reference position with a look-ahead margin and stays valid while every collision vertex
+ * stays within margin/2 (per axis) of it; then any pair closer than dhat is in the set. Inside one body only the
+ * motion relative to the body's mean displacement counts (a common translation changes no distance in it), so a
+ * falling or flying body keeps its self-contact set for many steps.
+ */
+export class CandidateSet {
+  count = 0;
+  /** 4 node ids per candidate. */
+  nodes = new Int32Array(0);
+  /** 1 for edge-edge pairs. */
+  edgeEdge = new Uint8Array(0);
+  /** Edge-edge mollifier threshold eps_x (from rest positions); 0 for vertex-triangle pairs. */
+  mollifierEps = new Float64Array(0);
+  /** 1 when every coupling of the candidate between free nodes is a block of the bound Hessian pattern. */
+  covered = new Uint8Array(0);
+  margin: number;
+  private built = false;
+  private readonly xRef: Float64Array;
+  private readonly scratch = new Float64Array(12);
+  private readonly groupShift: Float64Array;
+  private readonly groupSize: Float64Array;
+
+  constructor(
+    private readonly mesh: CollisionMesh,
+    private readonly rest: Float64Array,
+    /** true: pairs inside one group (of groups with self-contact); false: pairs across groups. */
+    readonly sameGroup: boolean,
+    private readonly dhat: number,
+    /** Vertices that can move (the validity test looks at them only). */
+    private readonly freeVertices: Uint32Array,
+  ) {
+    this.margin = dhat;
+    this.xRef = new Float64Array(3 * mesh.nNodes);
+    this.groupShift = new Float64Array(3 * mesh.groups.length);
+    this.groupSize = new Float64Array(mesh.groups.length);
+  }
+
+  /** Whether the set still covers x (see the class comment). */
+  covers(x: Float64Array): boolean {
+    return this.built && 2 * this.displacement(x) <= this.margin;
+  }
+
+  /** Largest per-axis displacement of a free vertex since the reference, relative to its group's mean if sameGroup. */
+  displacement(x: Float64Array): number {
+    const r = this.xRef;
+    const shift = this.groupShift;
+    shift.fill(0);
+    if (this.sameGroup) {
+      const size = this.groupSize;
+      size.fill(0);
+      const g = this.mesh.groupOfNode;
+      for (const v of this.freeVertices) {
+        const o = 3 * v, q = 3 * g[v];
+        size[g[v]]++;
+        shift[q] += x[o] - r[o];
+        shift[q + 1] += x[o + 1] - r[o + 1];
+        shift[q + 2] += x[o + 2] - r[o + 2];
+      }
+      for (let k = 0; k < size.length; k++) if (size[k] > 0) for (let a = 0; a < 3; a++) shift[3 * k + a] /= size[k];
+    }
+    const g = this.mesh.groupOfNode;
+    let m = 0;
+    for (const v of this.freeVertices) {
+      const o = 3 * v, q = 3 * g[v];
+      const a = Math.abs(x[o] - r[o] - shift[q]);
+      const b = Math.abs(x[o + 1] - r[o + 1] - shift[q + 1]);
+      const c = Math.abs(x[o + 2] - r[o + 2] - shift[q + 2]);
+      if (a > m) m = a;
+      if (b > m) m = b;
+      if (c > m) m = c;
+    }
+    return m;
+  }
+
+  /**
+   * Rebuilds the set at x from a proximity query of the broad phase (run here with dhat + margin). The margin
+   * grows with the motion seen since the last build (up to 10 dhat) so fast bodies do not rebuild every call.
+   */
+  rebuild(x: Float64Array, broadPhase: SpatialHashBroadPhase, selfContact: Uint8Array): void {
+    if (this.built) this.margin = Math.min(10 * this.dhat, Math.max(this.dhat, 2 * this.displacement(x)));
+    broadPhase.findProximityCandidates(x, this.dhat + this.margin);
+    const { triangles, edges, groupOfNode } = this.mesh;
+    const capacity = broadPhase.vertexTriangleCount + broadPhase.edgeEdgeCount;
+    if (this.edgeEdge.length < capacity) {
+      this.nodes = new Int32Array(4 * capacity);
+      this.edgeEdge = new Uint8Array(capacity);
+      this.mollifierEps = new Float64Array(capacity);
+      this.covered = new Uint8Array(capacity);
+    }
+    let n = 0;
+    const keep = (ga: number, gb: number) => (this.sameGroup ? ga === gb && selfContact[ga] === 1 : ga !== gb);
+    for (let k = 0; k < broadPhase.vertexTriangleCount; k++) {
+      const v = broadPhase.vertexTrianglePairs[2 * k], t = broadPhase.vertexTrianglePairs[2 * k + 1];
+      if (!keep(groupOfNode[v], groupOfNode[triangles[3 * t]])) continue;
+      const o = 4 * n;
+      this.nodes[o] = v;
+      this.nodes[o + 1] = triangles[3 * t];
+      this.nodes[o + 2] = triangles[3 * t + 1];
+      this.nodes[o + 3] = triangles[3 * t + 2];
+      this.edgeEdge[n] = 0;
+      this.mollifierEps[n] = 0;
+      n++;
+    }
+    for (let k = 0; k < broadPhase.edgeEdgeCount; k++) {
+      const a = broadPhase.edgeEdgePairs[2 * k], b = broadPhase.edgeEdgePairs[2 * k + 1];
+      if (!keep(groupOfNode[edges[2 * a]], groupOfNode[edges[2 * b]])) continue;
+      const o = 4 * n;
+      this.nodes[o] = edges[2 * a];
+      this.nodes[o + 1] = edges[2 * a + 1];
+      this.nodes[o + 2] = edges[2 * b];
+      this.nodes[o + 3] = edges[2 * b + 1];
+      this.edgeEdge[n] = 1;
+      for (let i = 0; i < 4; i++) gatherNode(this.rest, this.nodes[o + i], this.scratch, 3 * i);
+      this.mollifierEps[n] = edgeEdgeMollifierThreshold(this.scratch);
+      n++;
+    }
+    this.count = n;
+    this.xRef.set(x);
+    this.built = true;
+  }
+
+  /** Marks which candidates' couplings (between free nodes) are blocks of the pattern; returns how many are not. */
+  markCovered(pattern: BsrPattern): number {
+    const fixed = this.mesh.fixedNodes;
+    let missing = 0;
+    for (let k = 0; k < this.count; k++) {
+      let ok = 1;
+      for (let a = 0; a < 4 && ok; a++) {
+        const na = this.nodes[4 * k + a];
+        if (fixed[na]) continue;
+        for (let b = a + 1; b < 4; b++) {
+          const nb = this.nodes[4 * k + b];
+          if (!fixed[nb] && pattern.slot(na, nb) < 0) {
+            ok = 0;
+            break;
+          }
+        }
+      }
+      this.covered[k] = ok;
+      if (!ok) missing++;
+    }
+    return missing;
+  }
+}
+
+export function gatherNode(x: Float64Array, node: number, out: Float64Array, o: number): void {
+  out[o] = x[3 * node];
+  out[o + 1] = x[3 * node + 1];
+  out[o + 2] = x[3 * node + 2];
+}

@@ -1,0 +1,209 @@
+import type { PotentialTerm } from '../energies/potential.js';
+import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
+import type { ActiveContact, BarrierPotential } from './barrier-potential.js';
+import { gatherNode } from './candidate-set.js';
+import { pairFriction, type CollisionMesh } from './collision-mesh.js';
+import type { EdgeEdgeDistanceType, PointTriangleDistanceType } from './distance.js';
+import {
+  edgeEdgeFrictionBasis,
+  frictionDissipation,
+  frictionLocal,
+  planeFrictionBasis,
+  vertexTriangleFrictionBasis,
+} from './friction.js';
+
+/**
+ * IPC's lagged Coulomb friction (Li et al. 2020) as a dissipative term of the step's minimisation (not of P):
+ *
+ *     D(x) = sum_k mu_k lambda_k f0(|P_k^T sum_i w_ki (x_i - xHat_i)|),   eps = eps_v * beta
+ *
+ * with the contacts, their normal forces lambda_k, closest-point weights w_k and tangent bases P_k frozen at the
+ * step start x_n (friction.ts has the local formulas). The step's velocity is v = (x - xHat) / beta, so the
+ * gradient is the friction force mu lambda f1(|v_t| / eps_v) opposing the tangential velocity; the incremental
+ * potential weighs D with the same c as P. mu_k is the smaller of the two surfaces' coefficients.
+ */
+export class FrictionPotential implements PotentialTerm {
+  readonly name = 'friction';
+  /** Lagged contacts: node ids (4 per contact, -1 padding), stencil size, weights (4), bases (6), mu * lambda. */
+  private count = 0;
+  private nodes = new Int32Array(0);
+  private sizes = new Uint8Array(0);
+  private weights = new Float64Array(0);
+  private bases = new Float64Array(0);
+  private muLambda = new Float64Array(0);
+  private readonly xHat: Float64Array;
+  private eps = 1;
+  private readonly contacts: ActiveContact[] = [];
+  private readonly xs = new Float64Array(12);
+  private readonly xns = new Float64Array(12);
+  private readonly grad = new Float64Array(12);
+  private readonly hess = new Float64Array(144);
+  private readonly x12 = new Float64Array(12);
+  private readonly w = new Float64Array(4);
+  private readonly P = new Float64Array(6);
+
+  constructor(
+    private readonly mesh: CollisionMesh,
+    private readonly barrier: BarrierPotential,
+    private readonly frictionVelocity: number,
+  ) {
+    this.xHat = new Float64Array(3 * mesh.nNodes);
+  }
+
+  /** Drops the lagged contacts (no friction until the next lag). */
+  clear(): void {
+    this.count = 0;
+  }
+
+  /** Number of lagged contacts with friction this step. */
+  get activeCount(): number {
+    return this.count;
+  }
+
+  /**
+   * Freezes the contacts at x_n (normal forces from the barrier there), with xHat and beta of the step's velocity
+   * formula v = (x - xHat) / beta.
+   */
+  lag(xn: Float64Array, xHat: Float64Array, beta: number): void {
+    this.contacts.length = 0;
+    this.barrier.activeContacts(xn, this.contacts);
+    const m = this.contacts.length;
+    if (this.muLambda.length < m) {
+      this.nodes = new Int32Array(4 * m);
+      this.sizes = new Uint8Array(m);
+      this.weights = new Float64Array(4 * m);
+      this.bases = new Float64Array(6 * m);
+      this.muLambda = new Float64Array(m);
+    }
+    const { groupOfNode, groups, planes } = this.mesh;
+    let n = 0;
+    for (const c of this.contacts) {
+      const ga = groupOfNode[c.nodes[0]];
+      const mu =
+        c.kind === 'vertex-plane'
+          ? pairFriction(groups[ga].friction, planes[c.plane].friction)
+          : pairFriction(groups[ga].friction, groups[groupOfNode[c.nodes[c.kind === 'edge-edge' ? 2 : 1]]].friction);
+      if (!(mu > 0) || !(c.normalForce > 0)) continue;
+      const w = this.weights.subarray(4 * n, 4 * n + 4);
+      const P = this.bases.subarray(6 * n, 6 * n + 6);
+      let size: number;
+      if (c.kind === 'vertex-plane') {
+        size = planeFrictionBasis(planes[c.plane].normal, w, P);
+      } else {
+        for (let i = 0; i < 4; i++) gatherNode(xn, c.nodes[i], this.x12, 3 * i);
+        size =
+          c.kind === 'vertex-triangle'
+            ? vertexTriangleFrictionBasis(this.x12, c.type as PointTriangleDistanceType, w, P)
+            : edgeEdgeFrictionBasis(this.x12, c.type as EdgeEdgeDistanceType, w, P);
+      }
+      for (let i = 0; i < 4; i++) this.nodes[4 * n + i] = i < size ? c.nodes[i] : -1;
+      this.sizes[n] = size;
+      this.muLambda[n] = mu * c.normalForce;
+      n++;
+    }
+    this.count = n;
+    this.xHat.set(xHat);
+    this.eps = this.frictionVelocity * beta;
+  }
+
+  private load(k: number, x: Float64Array): number {
+    const size = this.sizes[k];
+    for (let i = 0; i < size; i++) {
+      const node = this.nodes[4 * k + i];
+      gatherNode(x, node, this.xs, 3 * i);
+      gatherNode(this.xHat, node, this.xns, 3 * i);
+    }
+    for (let i = 0; i < 4; i++) this.w[i] = this.weights[4 * k + i];
+    for (let i = 0; i < 6; i++) this.P[i] = this.bases[6 * k + i];
+    return size;
+  }
+
+  energy(x: Float64Array): number {
+    let e = 0;
+    for (let k = 0; k < this.count; k++) {
+      const size = this.load(k, x);
+      e += frictionLocal(this.xs, this.xns, size, this.w, this.P, 1, this.muLambda[k], this.eps, null, null);
+    }
+    return e;
+  }
+
+  addGradient(x: Float64Array, scale: number, g: Float64Array): void {
+    for (let k = 0; k < this.count; k++) {
+      const size = this.load(k, x);
+      frictionLocal(this.xs, this.xns, size, this.w, this.P, 1, this.muLambda[k], this.eps, this.grad, null);
+      for (let i = 0; i < size; i++) {
+        const o = 3 * this.nodes[4 * k + i];
+        for (let a = 0; a < 3; a++) g[o + a] += scale * this.grad[3 * i + a];
+      }
+    }
+  }
+
+  addHessian(x: Float64Array, scale: number, H: BsrMatrix, _projectPsd: boolean): void {
+    const fixed = this.mesh.fixedNodes;
+    const { values, pattern } = H;
+    for (let k = 0; k < this.count; k++) {
+      const size = this.load(k, x);
+      // The local Hessian is PSD by construction (friction.ts).
+      frictionLocal(this.xs, this.xns, size, this.w, this.P, 1, this.muLambda[k], this.eps, null, this.hess);
+      const dim = 3 * size;
+      for (let a = 0; a < size; a++) {
+        const na = this.nodes[4 * k + a];
+        if (fixed[na]) continue;
+        for (let b = 0; b < size; b++) {
+          const nb = this.nodes[4 * k + b];
+          if (fixed[nb]) continue;
+          const slot = pattern.slot(na, nb);
+          if (slot < 0) continue; // a coupling the pattern lacks (checked by patternStale): never reached
+          const o = 9 * slot;
+          for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) values[o + 3 * i + j] += scale * this.hess[(3 * a + i) * dim + 3 * b + j];
+        }
+      }
+    }
+  }
+
+  patternStale(_x: Float64Array): boolean {
+    return this.boundPattern !== null && !this.covers(this.boundPattern);
+  }
+
+  private boundPattern: BsrMatrix['pattern'] | null = null;
+
+  private covers(pattern: BsrMatrix['pattern']): boolean {
+    const fixed = this.mesh.fixedNodes;
+    for (let k = 0; k < this.count; k++) {
+      const size = this.sizes[k];
+      for (let a = 0; a < size; a++) {
+        const na = this.nodes[4 * k + a];
+        if (fixed[na]) continue;
+        for (let b = a + 1; b < size; b++) {
+          const nb = this.nodes[4 * k + b];
+          if (!fixed[nb] && pattern.slot(na, nb) < 0) return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  addPattern(builder: PatternBuilder): void {
+    const fixed = this.mesh.fixedNodes;
+    const free = new Int32Array(4);
+    for (let k = 0; k < this.count; k++) {
+      let m = 0;
+      for (let a = 0; a < this.sizes[k]; a++) if (!fixed[this.nodes[4 * k + a]]) free[m++] = this.nodes[4 * k + a];
+      if (m > 1) builder.addClique(free.subarray(0, m));
+    }
+  }
+
+  bindPattern(H: BsrMatrix): void {
+    this.boundPattern = H.pattern;
+  }
+
+  /** Energy friction removed over the step ending at x: sum of mu lambda f1(|u|) |u| (J). */
+  dissipation(x: Float64Array): number {
+    let e = 0;
+    for (let k = 0; k < this.count; k++) {
+      const size = this.load(k, x);
+      e += frictionDissipation(this.xs, this.xns, size, this.w, this.P, 1, this.muLambda[k], this.eps);
+    }
+    return e;
+  }
+}
