@@ -117,10 +117,11 @@ export class BarrierPotential implements PotentialTerm {
 
   private ensureCandidates(x: Float64Array): void {
     for (const set of this.sets) {
-      if (set.covers(x)) continue;
+      if (set.update(x)) continue;
       const t0 = performance.now();
       set.rebuild(x, this.broadPhase, this.selfContact);
       if (this.boundPattern) set.markCovered(this.boundPattern);
+      set.update(x);
       this.timing.proximity += performance.now() - t0;
     }
   }
@@ -141,7 +142,8 @@ export class BarrierPotential implements PotentialTerm {
     this.patternX = x;
     const dhat2 = this.dhat * this.dhat;
     for (const set of this.sets) {
-      for (let k = 0; k < set.count; k++) {
+      for (let q = 0; q < set.liveCount; q++) {
+        const k = set.live[q];
         if (!set.covered[k] && this.candidateDistance2(set, k, x) < dhat2) return true;
       }
     }
@@ -178,7 +180,8 @@ export class BarrierPotential implements PotentialTerm {
     const dhat2 = this.dhat * this.dhat;
     let e = 0;
     for (const set of this.sets) {
-      for (let k = 0; k < set.count; k++) {
+      for (let q = 0; q < set.liveCount; q++) {
+        const k = set.live[q];
         const d2 = this.candidateDistance2(set, k, x);
         if (d2 >= dhat2) continue;
         const m = set.edgeEdge[k] ? edgeEdgeMollifier(this.x12, set.mollifierEps[k]) : 1;
@@ -209,7 +212,8 @@ export class BarrierPotential implements PotentialTerm {
     const dhat2 = this.dhat * this.dhat;
     const s = scale * this.scale;
     for (const set of this.sets) {
-      for (let k = 0; k < set.count; k++) {
+      for (let q = 0; q < set.liveCount; q++) {
+        const k = set.live[q];
         if (!this.localBarrier(set, k, x, dhat2, true, false)) continue;
         for (let i = 0; i < 4; i++) {
           const o = 3 * set.nodes[4 * k + i];
@@ -243,7 +247,8 @@ export class BarrierPotential implements PotentialTerm {
     const values = H.values;
     const pattern = H.pattern;
     for (const set of this.sets) {
-      for (let k = 0; k < set.count; k++) {
+      for (let q = 0; q < set.liveCount; q++) {
+        const k = set.live[q];
         if (!this.localBarrier(set, k, x, dhat2, false, true)) continue;
         if (projectPsd) projectPsdInPlace(this.h12, STENCIL, this.psdScratch);
         for (let a = 0; a < 4; a++) {
@@ -360,9 +365,10 @@ export class BarrierPotential implements PotentialTerm {
     return t;
   }
 
+  /** Smallest squared distance among the live candidates (the others are at least dhat away). */
   private setMinDistance2(set: CandidateSet, x: Float64Array): number {
     let m = Infinity;
-    for (let k = 0; k < set.count; k++) m = Math.min(m, this.candidateDistance2(set, k, x));
+    for (let q = 0; q < set.liveCount; q++) m = Math.min(m, this.candidateDistance2(set, set.live[q], x));
     return m;
   }
 

@@ -2,6 +2,9 @@ import type { BsrPattern } from '../math/bsr.js';
 import { edgeEdgeMollifierThreshold } from './barrier.js';
 import type { SpatialHashBroadPhase } from './broad-phase.js';
 import type { CollisionMesh } from './collision-mesh.js';
+import { edgeEdgeDistance2, edgeEdgeDistanceType, pointTriangleDistance2, pointTriangleDistanceType } from './distance.js';
+
+const SQRT3 = Math.sqrt(3);
 
 /**
  * Contact candidates of one kind, pairs inside one body (self-contact) or pairs across groups, kept as 4-node
@@ -22,6 +25,11 @@ export class CandidateSet {
   mollifierEps = new Float64Array(0);
   /** 1 when every coupling of the candidate between free nodes is a block of the bound Hessian pattern. */
   covered = new Uint8Array(0);
+  /** Distance of each candidate at the reference position. */
+  distanceRef = new Float64Array(0);
+  /** Candidates that can be closer than dhat at the x of the last `update` (the others provably are not). */
+  live = new Int32Array(0);
+  liveCount = 0;
   margin: number;
   private built = false;
   private readonly xRef: Float64Array;
@@ -44,9 +52,20 @@ export class CandidateSet {
     this.groupSize = new Float64Array(mesh.groups.length);
   }
 
-  /** Whether the set still covers x (see the class comment). */
-  covers(x: Float64Array): boolean {
-    return this.built && 2 * this.displacement(x) <= this.margin;
+  /**
+   * Prepares the set for x: false when x is out of its reach (rebuild, then update again). Otherwise lists the
+   * live candidates: a pair whose distance was dRef at the reference has moved closer by at most 2 sqrt(3) delta
+   * (delta the largest per-axis vertex displacement), so only those with dRef - 2 sqrt(3) delta < dhat can be active.
+   */
+  update(x: Float64Array): boolean {
+    if (!this.built) return false;
+    const delta = this.displacement(x);
+    if (2 * delta > this.margin) return false;
+    const reach = this.dhat + 2 * SQRT3 * delta;
+    let n = 0;
+    for (let k = 0; k < this.count; k++) if (this.distanceRef[k] < reach) this.live[n++] = k;
+    this.liveCount = n;
+    return true;
   }
 
   /** Largest per-axis displacement of a free vertex since the reference, relative to its group's mean if sameGroup. */
@@ -86,7 +105,9 @@ export class CandidateSet {
    * grows with the motion seen since the last build (up to 10 dhat) so fast bodies do not rebuild every call.
    */
   rebuild(x: Float64Array, broadPhase: SpatialHashBroadPhase, selfContact: Uint8Array): void {
-    if (this.built) this.margin = Math.min(10 * this.dhat, Math.max(this.dhat, 2 * this.displacement(x)));
+    // Across bodies the look-ahead grows with the motion seen (fast bodies would rebuild every call); inside a body
+    // relative motion is slow and the neighbourhood dense, so the margin stays at dhat.
+    if (this.built && !this.sameGroup) this.margin = Math.min(10 * this.dhat, Math.max(this.dhat, 2 * this.displacement(x)));
     broadPhase.findProximityCandidates(x, this.dhat + this.margin);
     const { triangles, edges, groupOfNode } = this.mesh;
     const capacity = broadPhase.vertexTriangleCount + broadPhase.edgeEdgeCount;
@@ -95,6 +116,8 @@ export class CandidateSet {
       this.edgeEdge = new Uint8Array(capacity);
       this.mollifierEps = new Float64Array(capacity);
       this.covered = new Uint8Array(capacity);
+      this.distanceRef = new Float64Array(capacity);
+      this.live = new Int32Array(capacity);
     }
     let n = 0;
     const keep = (ga: number, gb: number) => (this.sameGroup ? ga === gb && selfContact[ga] === 1 : ga !== gb);
@@ -124,6 +147,12 @@ export class CandidateSet {
       n++;
     }
     this.count = n;
+    const x12 = this.scratch;
+    for (let k = 0; k < n; k++) {
+      for (let i = 0; i < 4; i++) gatherNode(x, this.nodes[4 * k + i], x12, 3 * i);
+      const d2 = this.edgeEdge[k] ? edgeEdgeDistance2(x12, edgeEdgeDistanceType(x12)) : pointTriangleDistance2(x12, pointTriangleDistanceType(x12));
+      this.distanceRef[k] = Math.sqrt(d2);
+    }
     this.xRef.set(x);
     this.built = true;
   }

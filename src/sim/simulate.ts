@@ -1,3 +1,4 @@
+import { findIntersection } from '../contact/intersection.js';
 import { energyByName } from '../energies/potential.js';
 import { Dynamics, type SolveSettings } from '../integrators/dynamics.js';
 import { EnergyTarget, type EnergyTargetOptions } from '../integrators/energy-target.js';
@@ -41,6 +42,12 @@ export interface RunOptions {
   energy: EnergyTargetOptions;
   /** Stop as unstable when |H| exceeds this multiple of max(|H_0|, kinetic_0 + |P_0|). */
   blowUpFactor: number;
+  /**
+   * Contact invariant check (no intersecting surface pair, every distance above zero) on the initial state and then
+   * on 'frames' (output frames, default), 'steps' (every step) or 'off'. A failed check stops the run with a message
+   * naming the two primitives; the initial state is refused outright.
+   */
+  contactChecks?: 'frames' | 'steps' | 'off';
 }
 
 export interface RunObserver {
@@ -123,6 +130,15 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     };
   };
 
+  const contactChecks = model.contact ? (opts.contactChecks ?? 'frames') : 'off';
+  const checkContact = (x: Float64Array): void => {
+    const hit = findIntersection(model.contact!.mesh, x);
+    if (hit) throw new Error(`contact invariant violated: ${hit.message}`);
+  };
+  if (model.contact) {
+    const hit = findIntersection(model.contact.mesh, state.x);
+    if (hit) throw new Error(`the initial state intersects: ${hit.message}`);
+  }
   const first = record(0, NaN, 0, 0, 0, 0, 0);
   target.reset(first.total);
   first.target = target.value;
@@ -178,9 +194,11 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
       stopped = `step ${step} (t = ${rec.t.toFixed(6)} s): unstable: the total energy grew to ${rec.total.toExponential(3)} J from ${first.total.toExponential(3)} J`;
       break;
     }
-    if (observer.check) {
+    const isFrame = step % frameEvery === 0;
+    if (observer.check || contactChecks === 'steps' || (contactChecks === 'frames' && isFrame)) {
       try {
-        observer.check(step, state.x);
+        if (contactChecks === 'steps' || (contactChecks === 'frames' && isFrame)) checkContact(state.x);
+        observer.check?.(step, state.x);
       } catch (err) {
         stopped = `step ${step} (t = ${rec.t.toFixed(6)} s): ${(err as Error).message}`;
         break;
@@ -189,7 +207,7 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     minEnergy = Math.min(minEnergy, rec.total);
     maxEnergy = Math.max(maxEnergy, rec.total);
     observer.step?.(rec);
-    if (step % frameEvery === 0) observer.frame?.(step / frameEvery, rec.t, state.x);
+    if (isFrame) observer.frame?.(step / frameEvery, rec.t, state.x);
     last = rec;
   }
 

@@ -1,0 +1,240 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { toRunOptions } from '../src/io/scene-files.js';
+import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import { symmetricEigen } from '../src/math/eigen-sym.js';
+import { buildModel } from '../src/scene/build.js';
+import { parseScene, type SceneInput } from '../src/scene/schema.js';
+import { simulate } from '../src/sim/simulate.js';
+import { findIntersection } from '../src/contact/intersection.js';
+import { rng } from './numeric-helpers.js';
+
+/** A cube of 2x2x2 cells (side s) at `at` (its min corner), a box body. */
+function cube(name: string, at: [number, number, number], s = 0.1, extra: Record<string, unknown> = {}) {
+  return {
+    name,
+    mesh: { type: 'box' as const, size: [s, s, s] as [number, number, number], cells: [2, 2, 2] as [number, number, number] },
+    transform: { translate: at },
+    material: { model: 'neo-hookean' as const, youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
+    ...extra,
+  };
+}
+
+function scene(input: Partial<SceneInput> & Pick<SceneInput, 'bodies'>) {
+  return parseScene({ name: 'test', duration: 0.5, dt: 1 / 60, ...input });
+}
+
+/** Positions where the contact barrier is active for several pair kinds: a cube just above the ground and another cube. */
+function nearContactModel() {
+  const s = scene({
+    contact: { kappa: 1e5, dhat: 0.01 },
+    obstacles: [{ type: 'plane' }],
+    bodies: [cube('a', [0, 0.004, 0]), cube('b', [0.03, 0.107, 0.02])],
+  });
+  return buildModel(s);
+}
+
+/** Random x near x0 (mm-scale jitter) that stays feasible for the barrier. */
+function jittered(x0: Float64Array, seed: number, amount: number): Float64Array {
+  const r = rng(seed);
+  return Float64Array.from(x0, (v) => v + amount * (2 * r() - 1));
+}
+
+test('barrier potential: gradient and Hessian match central differences (vertex-plane, vertex-triangle, edge-edge pairs active)', () => {
+  const model = nearContactModel();
+  const barrier = model.contact!.barrier;
+  const x = jittered(model.x0, 3, 5e-4);
+  const active = barrier.activeContacts(x, []);
+  assert.ok(active.count > 10, `expected active contacts, got ${active.count}`);
+  const kinds = new Set<string>();
+  const list: import('../src/contact/barrier-potential.js').ActiveContact[] = [];
+  barrier.activeContacts(x, list);
+  for (const c of list) kinds.add(c.kind);
+  assert.deepEqual([...kinds].sort(), ['edge-edge', 'vertex-plane', 'vertex-triangle']);
+
+  const n = x.length;
+  const g = new Float64Array(n);
+  barrier.addGradient(x, 1, g);
+  const e0 = barrier.energy(x);
+  assert.ok(Number.isFinite(e0) && e0 > 0);
+  const eps = 1e-7;
+  let worst = 0;
+  let scale = 0;
+  for (let d = 0; d < n; d++) scale = Math.max(scale, Math.abs(g[d]));
+  for (let d = 0; d < n; d++) {
+    const xp = Float64Array.from(x);
+    const xm = Float64Array.from(x);
+    xp[d] += eps;
+    xm[d] -= eps;
+    const fd = (barrier.energy(xp) - barrier.energy(xm)) / (2 * eps);
+    worst = Math.max(worst, Math.abs(fd - g[d]));
+  }
+  assert.ok(worst < 1e-5 * scale, `gradient error ${worst} vs scale ${scale}`);
+
+  // Exact Hessian (no projection) against differences of the gradient, on the pattern the term asks for.
+  const builder = new PatternBuilder(model.nNodes);
+  for (const term of model.terms) term.addPattern(builder);
+  const H = new BsrMatrix(builder.build());
+  for (const term of model.terms) term.bindPattern?.(H);
+  assert.equal(barrier.patternStale(x), true, 'cross-body pairs need blocks the elastic pattern lacks');
+  const builder2 = new PatternBuilder(model.nNodes);
+  for (const term of model.terms) term.addPattern(builder2);
+  const H2 = new BsrMatrix(builder2.build());
+  for (const term of model.terms) term.bindPattern?.(H2);
+  assert.equal(barrier.patternStale(x), false);
+  barrier.addHessian(x, 1, H2, false);
+  const dense = H2.toDense();
+  let hWorst = 0;
+  let hScale = 0;
+  const gp = new Float64Array(n);
+  const gm = new Float64Array(n);
+  for (let d = 0; d < n; d++) {
+    const xp = Float64Array.from(x);
+    const xm = Float64Array.from(x);
+    xp[d] += eps;
+    xm[d] -= eps;
+    gp.fill(0);
+    gm.fill(0);
+    barrier.addGradient(xp, 1, gp);
+    barrier.addGradient(xm, 1, gm);
+    for (let r = 0; r < n; r++) {
+      const fd = (gp[r] - gm[r]) / (2 * eps);
+      hScale = Math.max(hScale, Math.abs(dense[r][d]));
+      hWorst = Math.max(hWorst, Math.abs(fd - dense[r][d]));
+    }
+  }
+  assert.ok(hWorst < 1e-4 * hScale, `Hessian error ${hWorst} vs scale ${hScale}`);
+
+  // The projected Hessian is positive semi-definite.
+  H2.zero();
+  barrier.addHessian(x, 1, H2, true);
+  const P = H2.toDense();
+  const flat = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) flat[n * i + j] = 0.5 * (P[i][j] + P[j][i]);
+  const values = new Float64Array(n);
+  symmetricEigen(flat, n, values, new Float64Array(n * n), new Float64Array(n * n));
+  assert.ok(Math.min(...values) > -1e-8 * Math.max(...values), `projected Hessian not PSD: ${Math.min(...values)}`);
+});
+
+test('barrier potential: kappa is in N/m (a point at dhat/2 above a plane is pushed with 2 kappa d |btilde\'(1/4)| newtons)', () => {
+  const s = scene({
+    gravity: [0, 0, 0],
+    contact: { kappa: 1234, dhat: 0.002 },
+    obstacles: [{ type: 'plane' }],
+    bodies: [{ name: 'p', mesh: { type: 'particles', positions: [[0, 0.001, 0]], masses: [1] } }],
+  });
+  const model = buildModel(s);
+  const g = new Float64Array(3);
+  model.contact!.barrier.addGradient(model.x0, 1, g);
+  // btilde(s) = -(s - 1)^2 ln s, btilde'(s) = (1 - s)(2 ln s - 1/s + 1); force = kappa dhat^2 btilde'(s) 2 d / dhat^2.
+  const q = 0.25;
+  const expected = 1234 * (1 - q) * (2 * Math.log(q) - 1 / q + 1) * 2 * 0.001;
+  assert.ok(Math.abs(g[1] - expected) < 1e-9 * Math.abs(expected), `${g[1]} vs ${expected}`);
+  assert.ok(g[1] < 0, 'the energy decreases away from the plane');
+});
+
+test('CCD line-search filter: a vertex driven through a triangle of another body stops short of it', () => {
+  const s = scene({
+    gravity: [0, 0, 0],
+    contact: { kappa: 1e5, dhat: 1e-3 },
+    bodies: [cube('a', [0, 0, 0]), { name: 'p', mesh: { type: 'particles', positions: [[0.05, 0.15, 0.05]], masses: [1] } }],
+  });
+  const model = buildModel(s);
+  const x = Float64Array.from(model.x0);
+  const dx = new Float64Array(x.length);
+  const p = model.nNodes - 1;
+  dx[3 * p + 1] = -0.2; // straight down through the cube's top face (y = 0.1) and beyond
+  const t = model.contact!.barrier.maxStep(x, dx);
+  assert.ok(t > 0 && t < 1, `t = ${t}`);
+  const yStop = x[3 * p + 1] + t * dx[3 * p + 1];
+  assert.ok(yStop > 0.1 && yStop < 0.15, `stops above the face: ${yStop}`);
+  // Any fraction of the filtered step is intersection-free.
+  for (const f of [0.5, 1]) {
+    const y = Float64Array.from(x);
+    y[3 * p + 1] += f * t * dx[3 * p + 1];
+    assert.equal(findIntersection(model.contact!.mesh, y), null);
+  }
+});
+
+test('a scene that starts intersecting is refused, naming both primitives', () => {
+  const s = scene({ obstacles: [{ type: 'plane', name: 'floor' }], bodies: [cube('sunk', [0, -0.01, 0])] });
+  assert.throws(() => simulate(buildModel(s), toRunOptions(s)), /initial state intersects: vertex \d+ of body 'sunk' lies on or below plane 'floor'/);
+  const s2 = scene({ contact: {}, bodies: [cube('a', [0, 0, 0]), cube('b', [0.05, 0.05, 0.05])] });
+  assert.throws(() => simulate(buildModel(s2), toRunOptions(s2)), /initial state intersects: .*of body '(a|b)'.*of body '(a|b)'/);
+});
+
+test('friction: a block sliding on the ground decelerates at mu g (implicit Euler, lagged friction)', () => {
+  const mu = 0.3;
+  const v0 = 2;
+  const s = scene({
+    duration: 0.3,
+    dt: 1 / 100,
+    integrator: { name: 'implicit-euler' },
+    contact: { kappa: 1e5, dhat: 1e-3, friction: mu },
+    obstacles: [{ type: 'plane' }],
+    // Starts just outside dhat, so it settles onto the barrier under its weight instead of being thrown off it.
+    bodies: [cube('block', [0, 0.00105, 0], 0.1, { velocity: { linear: [v0, 0, 0] }, material: { model: 'neo-hookean', youngsModulus: 1e7, poissonRatio: 0.3, density: 1000 } })],
+  });
+  const model = buildModel(s);
+  const opts = { ...toRunOptions(s), contactChecks: 'steps' as const };
+  let mass = 0;
+  for (let d = 0; d < model.mass.length; d += 3) mass += model.mass[d];
+  const speeds: number[] = [];
+  let frictionLoss = 0;
+  const lossesByStep: number[] = [];
+  const { summary } = simulate(model, opts, {
+    step(rec) {
+      speeds.push(rec.momentum[0] / mass);
+      lossesByStep.push(rec.frictionLoss);
+      frictionLoss += rec.frictionLoss;
+      assert.equal(rec.inverted, 0);
+    },
+  });
+  assert.equal(summary.stopped, undefined);
+  // Once the block rests on the barrier (a few steps), v(t) = v0 - mu g t: Coulomb friction with normal force m g.
+  const k = 5;
+  const decel = (speeds[k] - speeds[speeds.length - 1]) / ((speeds.length - 1 - k) * s.dt);
+  assert.ok(Math.abs(decel - mu * 9.8) < 0.01 * mu * 9.8, `deceleration ${decel} vs mu g = ${mu * 9.8}`);
+  // The reported friction loss is the kinetic energy the sliding lost.
+  const lostKinetic = 0.5 * mass * (speeds[k] ** 2 - speeds[speeds.length - 1] ** 2);
+  let lossAfterK = 0;
+  lossesByStep.slice(k + 1).forEach((l) => (lossAfterK += l));
+  assert.ok(Math.abs(lossAfterK - lostKinetic) < 0.03 * lostKinetic, `friction loss ${lossAfterK} vs kinetic lost ${lostKinetic}`);
+  if (process.env.VIVACE_TEST_VERBOSE) console.log(`friction: deceleration ${decel} vs mu g ${mu * 9.8}, v_end ${speeds[speeds.length - 1]}`);
+  assert.ok(frictionLoss > 0);
+});
+
+test('contact scene: cubes dropped on stairs, the ground and each other keep every invariant on every step (A-search)', () => {
+  const s = scene({
+    duration: 0.6,
+    dt: 1 / 100,
+    contact: { kappa: 1e5, dhat: 1e-3, friction: 0.2 },
+    obstacles: [
+      { type: 'plane' },
+      { type: 'stairs', steps: 2, stepHeight: 0.05, stepDepth: 0.15, width: 0.4, origin: [-0.1, 0, -0.1] },
+    ],
+    bodies: [cube('low', [-0.05, 0.12, 0]), cube('high', [-0.02, 0.24, 0.02], 0.1, { velocity: { linear: [0.5, 0, 0] } })],
+  });
+  const model = buildModel(s);
+  const opts = { ...toRunOptions(s), contactChecks: 'steps' as const };
+  let steps = 0;
+  let sawContact = false;
+  const { summary } = simulate(model, opts, {
+    step(rec) {
+      steps++;
+      assert.equal(rec.inverted, 0, `inverted tets at step ${rec.step}`);
+      assert.ok(Number.isFinite(rec.total), `energy at step ${rec.step}`);
+      if (rec.activeContacts > 0) {
+        sawContact = true;
+        assert.ok(rec.minDistance > 0, `min distance ${rec.minDistance} at step ${rec.step}`);
+      }
+    },
+    check(_step, x) {
+      assert.equal(findIntersection(model.contact!.mesh, x), null);
+    },
+  });
+  assert.equal(summary.stopped, undefined, summary.stopped);
+  assert.equal(steps, 61);
+  assert.ok(sawContact, 'the cubes reached the stairs');
+  assert.ok((summary.timing.patternRebuilds ?? 0) >= 1, 'the two cubes met: the Hessian pattern grew');
+});
