@@ -1,9 +1,12 @@
 /**
- * `npm run bench`: seed 000 Table 1's deformation-only scenes at the paper's settings (h = 1/30 s), A-search and
- * BDF2, each case in a child process. Prints runtime, Newton iterations and peak memory beside the paper's figures
+ * `npm run bench`: seed 000 Table 1's scenes at the paper's settings, A-search and BDF2 at equal time step (h = 1/30 s
+ * without contact, 1/120 s with; the bunny stairs rows are A-search without decay, tau = 2 s and tau = 1 s), each
+ * case in a child process. Prints runtime, Newton iterations and peak memory beside the paper's figures
  * and the ratio ours / paper, plus where the time goes (assembly, linear solve, line search, other).
  *
- * Options: --only NAME[,NAME] (scene names), --linear auto|pcg|ldlt|ldlt-lagged (default auto), --json FILE.
+ * Options: --contact (add the contact scenes: balls, dice, bunny stairs and splash; hours on 2 cores), --only NAME[,NAME]
+ * (scene names, contact or not), --linear auto|pcg|ldlt|ldlt-lagged (default auto), --json FILE.
+ * Contact rows add where the contact time goes (active-set broad phase, CCD, barrier terms; parts of the split).
  * The paper's machine: Intel Xeon w5-2445 (CPU solver, Jacobi PCG). Ours: whatever runs this; see `nproc`.
  */
 import { execFileSync } from 'node:child_process';
@@ -16,6 +19,10 @@ interface PaperRow {
   integrator: string;
   seconds: number;
   newton: number;
+  /** Time step; default 1/30 s. */
+  h?: number;
+  /** Contact scenes: only with --contact (or --only naming them). */
+  contact?: boolean;
 }
 
 /** Seed 000, Table 1: A-search and BDF2 at equal time step (1/30 s). */
@@ -26,6 +33,19 @@ const paper: PaperRow[] = [
   { scene: 'rotating-cube-stiff', integrator: 'bdf2', seconds: 27.3, newton: 822 },
   { scene: 'twisted-bar', integrator: 'a-search', seconds: 113.5, newton: 947 },
   { scene: 'twisted-bar', integrator: 'bdf2', seconds: 60.8, newton: 409 },
+  // Contact scenes, h = 1/120 s. Bunny splash ran on a different (faster) machine in the paper.
+  { scene: 'bouncing-ball-soft', integrator: 'a-search', seconds: 75.0, newton: 2681, h: 1 / 120, contact: true },
+  { scene: 'bouncing-ball-soft', integrator: 'bdf2', seconds: 36.3, newton: 868, h: 1 / 120, contact: true },
+  { scene: 'bouncing-ball-medium', integrator: 'a-search', seconds: 68.3, newton: 1683, h: 1 / 120, contact: true },
+  { scene: 'bouncing-ball-medium', integrator: 'bdf2', seconds: 34.6, newton: 423, h: 1 / 120, contact: true },
+  { scene: 'bouncing-ball-stiff', integrator: 'a-search', seconds: 94.2, newton: 2391, h: 1 / 120, contact: true },
+  { scene: 'bouncing-ball-stiff', integrator: 'bdf2', seconds: 37.3, newton: 326, h: 1 / 120, contact: true },
+  { scene: 'dice-roll', integrator: 'a-search', seconds: 326.6, newton: 4659, h: 1 / 120, contact: true },
+  { scene: 'dice-roll', integrator: 'bdf2', seconds: 307.3, newton: 5744, h: 1 / 120, contact: true },
+  { scene: 'bunny-stairs', integrator: 'a-search', seconds: 530.9, newton: 4534, h: 1 / 120, contact: true },
+  { scene: 'bunny-stairs-tau2', integrator: 'a-search', seconds: 342.1, newton: 2248, h: 1 / 120, contact: true },
+  { scene: 'bunny-stairs-tau1', integrator: 'a-search', seconds: 369.1, newton: 2092, h: 1 / 120, contact: true },
+  { scene: 'bunny-splash', integrator: 'a-search', seconds: 1303.1, newton: 5799, h: 1 / 120, contact: true },
 ];
 
 const args = process.argv.slice(2);
@@ -34,6 +54,7 @@ const opt = (name: string) => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 const only = opt('--only')?.split(',');
+const withContact = args.includes('--contact');
 const linear = opt('--linear') ?? 'auto';
 const jsonOut = opt('--json');
 const caseScript = fileURLToPath(new URL('./case.ts', import.meta.url));
@@ -41,18 +62,22 @@ const tsx = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.met
 
 const rows: Array<PaperRow & { ours: RunSummary }> = [];
 const pad = (s: string | number, n: number) => String(s).padStart(n);
-console.log(`vivace bench: seed 000 Table 1 scenes, h = 1/30 s, linear solver ${linear}`);
+console.log(`vivace bench: seed 000 Table 1 scenes, linear solver ${linear}${withContact ? ', with contact scenes' : ''}`);
 console.log(
   `${'scene'.padEnd(20)} ${'integrator'.padEnd(9)} ${pad('ours s', 8)} ${pad('paper s', 8)} ${pad('ratio', 6)} ${pad('newton', 7)} ${pad('paper', 6)} ${pad('MiB', 6)} ${pad('energy', 7)}  time split (assembly / solve / line search / other, s)`,
 );
 for (const row of paper) {
-  if (only && !only.includes(row.scene)) continue;
-  const out = execFileSync(process.execPath, [tsx, caseScript, row.scene, row.integrator, String(1 / 30), linear], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (only ? !only.includes(row.scene) : row.contact && !withContact) continue;
+  const out = execFileSync(process.execPath, [tsx, caseScript, row.scene, row.integrator, String(row.h ?? 1 / 30), linear], { encoding: 'utf8', maxBuffer: 1 << 24 });
   const ours = JSON.parse(out.trim().split('\n').pop() as string) as RunSummary;
   rows.push({ ...row, ours });
   const t = ours.timing;
+  const contactSplit =
+    t.contactProximity !== undefined
+      ? `  contact: active set ${t.contactProximity.toFixed(1)} / CCD ${t.contactCcd.toFixed(1)} / barrier ${t.contactBarrier.toFixed(1)} s, ${t.patternRebuilds} pattern rebuilds`
+      : '';
   console.log(
-    `${row.scene.padEnd(20)} ${row.integrator.padEnd(9)} ${pad(ours.wallSeconds.toFixed(1), 8)} ${pad(row.seconds, 8)} ${pad((ours.wallSeconds / row.seconds).toFixed(2), 6)} ${pad(ours.newtonIterations, 7)} ${pad(row.newton, 6)} ${pad(ours.peakMemoryMiB.toFixed(0), 6)} ${pad(ours.energyKept.toFixed(3), 7)}  ${[t.assembly, t.linearSolve, t.lineSearch, t.other].map((s) => s.toFixed(1)).join(' / ')}${ours.stopped ? `  STOPPED: ${ours.stopped}` : ''}`,
+    `${row.scene.padEnd(20)} ${row.integrator.padEnd(9)} ${pad(ours.wallSeconds.toFixed(1), 8)} ${pad(row.seconds, 8)} ${pad((ours.wallSeconds / row.seconds).toFixed(2), 6)} ${pad(ours.newtonIterations, 7)} ${pad(row.newton, 6)} ${pad(ours.peakMemoryMiB.toFixed(0), 6)} ${pad(ours.energyKept.toFixed(3), 7)}  ${[t.assembly, t.linearSolve, t.lineSearch, t.other].map((s) => s.toFixed(1)).join(' / ')}${contactSplit}${ours.stopped ? `  STOPPED: ${ours.stopped}` : ''}`,
   );
 }
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify(rows, null, 2));

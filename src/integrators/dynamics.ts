@@ -1,4 +1,5 @@
 import type { LinearSolver } from '../math/linear-solver.js';
+import { AdaptiveStiffness } from '../contact/adaptive-stiffness.js';
 import { FrictionPotential } from '../contact/friction-potential.js';
 import { applyConstraints, type Model } from '../model/model.js';
 import { IncrementalPotential, type FrozenQuadratic } from '../solver/incremental-potential.js';
@@ -38,6 +39,9 @@ export class Dynamics {
   private readonly damping: FrozenQuadratic | null;
   /** Lagged friction, present when the model's contact has a positive friction coefficient somewhere. */
   readonly friction: FrictionPotential | null;
+  /** IPC's adaptive barrier stiffness, when the scene asks for it. */
+  readonly adaptiveStiffness: AdaptiveStiffness | null;
+  private readonly afterIteration: ((x: Float64Array) => boolean) | undefined;
   private readonly gradBuffer: Float64Array;
   private readonly productBuffer: Float64Array;
 
@@ -48,6 +52,9 @@ export class Dynamics {
     const contact = model.contact;
     this.friction = contact?.hasFriction ? new FrictionPotential(contact.mesh, contact.barrier, contact.frictionVelocity) : null;
     this.ip = new IncrementalPotential(model, this.friction ? [this.friction] : []);
+    this.adaptiveStiffness = contact?.adaptiveKappa ? new AdaptiveStiffness(contact.barrier, model.mass, model.rest) : null;
+    const adaptive = this.adaptiveStiffness;
+    this.afterIteration = adaptive ? (x) => adaptive.afterIteration(x) : undefined;
     this.n = 3 * model.nNodes;
     this.gradBuffer = new Float64Array(this.n);
     this.productBuffer = new Float64Array(this.n);
@@ -164,6 +171,7 @@ export class Dynamics {
     this.ip.predictor.set(xTilde);
     this.ip.weight = c;
     this.startFromPredictor(x);
+    this.adaptiveStiffness?.beginSolve(this.ip, x);
     const s = this.settings;
     const result = this.newton.minimize(this.ip, x, {
       tolerance: s.tolerance,
@@ -171,6 +179,7 @@ export class Dynamics {
       maxIterations: s.maxIterations,
       projectPsd: s.projectPsd,
       linearSolver: s.linearSolver,
+      afterIteration: this.afterIteration,
     });
     counters.newtonIterations += result.iterations;
     counters.linearIterations += result.linearIterations;

@@ -36,7 +36,8 @@ interface BuiltBody {
 
 /** Builds the Model of a validated scene: meshes, masses, energies, constraints, initial state. */
 export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): Model {
-  const built = scene.bodies.map((body, i) => buildBody(body, i, resolveMesh));
+  const defs = expandRepeats(scene.bodies);
+  const built = defs.map((body, i) => buildBody(body, i, resolveMesh));
   const obstacleMeshes = scene.obstacles.map((o) => obstacleSurface(o));
   const bodyNodes = built.reduce((s, b) => s + b.rest.length / 3, 0);
   const nNodes = bodyNodes + obstacleMeshes.reduce((s, m) => s + (m ? m.positions.length / 3 : 0), 0);
@@ -58,12 +59,12 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
     for (let i = 0; i < n; i++) {
       for (let a = 0; a < 3; a++) mass[3 * (offset + i) + a] = b.mass[i];
       if (b.fixed[i]) for (let a = 0; a < 3; a++) constrained[3 * (offset + i) + a] = 1;
-      for (const axis of scene.bodies[bi].lockAxes) constrained[3 * (offset + i) + AXIS[axis]] = 1;
+      for (const axis of defs[bi].lockAxes) constrained[3 * (offset + i) + AXIS[axis]] = 1;
     }
     const tets = shift(b.info.tets, offset);
     const surface = shift(b.info.surface, offset);
     if (tets.length > 0) {
-      const def = scene.bodies[bi];
+      const def = defs[bi];
       if (!b.material) throw new SceneError(`bodies[${bi}].material: required for a tet mesh`);
       const material = makeMaterial(b.material.model, b.material.youngsModulus, b.material.poissonRatio);
       terms.push(new ElasticTets(rest, tets, material, def.name ?? `body ${bi}`));
@@ -105,7 +106,7 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
   if (g[0] !== 0 || g[1] !== 0 || g[2] !== 0) terms.push(new Gravity(mass, [g[0], g[1], g[2]]));
   let contact: ContactModel | undefined;
   if (scene.contact || scene.obstacles.length > 0) {
-    contact = buildContact(scene, built, bodies, obstacleTriangles, nNodes, rest, constrained);
+    contact = buildContact(scene, defs, built, bodies, obstacleTriangles, nNodes, rest, constrained);
     terms.push(contact.barrier);
   }
   const surface = new Uint32Array(surfaces.reduce((s, a) => s + a.length, 0));
@@ -122,6 +123,33 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
 
 const AXIS = { x: 0, y: 1, z: 2 } as const;
 
+/** Bodies with `repeat` become one body per copy, translated on the grid and named name[i,j,k]. */
+function expandRepeats(bodies: readonly BodyDef[]): BodyDef[] {
+  const out: BodyDef[] = [];
+  bodies.forEach((body, bi) => {
+    if (!body.repeat) {
+      out.push(body);
+      return;
+    }
+    const { counts, spacing } = body.repeat;
+    const base = body.name ?? `body ${bi}`;
+    for (let k = 0; k < counts[2]; k++) {
+      for (let j = 0; j < counts[1]; j++) {
+        for (let i = 0; i < counts[0]; i++) {
+          const t = body.transform.translate;
+          out.push({
+            ...body,
+            name: `${base}[${i},${j},${k}]`,
+            repeat: undefined,
+            transform: { ...body.transform, translate: [t[0] + i * spacing[0], t[1] + j * spacing[1], t[2] + k * spacing[2]] },
+          });
+        }
+      }
+    }
+  });
+  return out;
+}
+
 function obstacleSurface(o: Obstacle): { positions: Float64Array; triangles: Uint32Array } | null {
   if (o.type === 'stairs') return stairsSurface(o.steps, o.stepHeight, o.stepDepth, o.width, o.origin as Vec3);
   return null;
@@ -130,6 +158,7 @@ function obstacleSurface(o: Obstacle): { positions: Float64Array; triangles: Uin
 /** The collision system of the scene: one group per body and obstacle mesh, planes, and the barrier term. */
 function buildContact(
   scene: Scene,
+  defs: BodyDef[],
   built: BuiltBody[],
   bodies: BodyInfo[],
   obstacleTriangles: (Uint32Array | null)[],
@@ -148,7 +177,7 @@ function buildContact(
   const groups: CollisionGroupInput[] = [];
   let offset = 0;
   built.forEach((b, bi) => {
-    const def = scene.bodies[bi];
+    const def = defs[bi];
     const n = b.rest.length / 3;
     const isParticles = def.mesh.type === 'particles';
     groups.push({

@@ -99,6 +99,13 @@ export const bodySchema = z.strictObject({
     .describe("coordinates held at their initial value for every node (['y', 'z'] keeps a bar moving along x only)"),
   friction: z.number().nonnegative().optional().describe('friction coefficient of this body\'s surface (default contact.friction); a pair uses the smaller of its two'),
   selfContact: z.boolean().optional().describe('collide the body with itself (default contact.selfContact)'),
+  repeat: z
+    .strictObject({
+      counts: z.tuple([cellCount, cellCount, cellCount]).describe('copies along x, y, z'),
+      spacing: vec3.describe('offset between neighbouring copies (m)'),
+    })
+    .optional()
+    .describe('an array of identical bodies, named name[i,j,k] (regions are selected per copy)'),
   moving: z
     .array(z.strictObject({ region: regionSchema, velocity: vec3.describe('constant velocity of the handle (m/s)') }))
     .default([])

@@ -13,6 +13,8 @@ export interface NewtonOptions {
   maxIterations: number;
   projectPsd: boolean;
   linearSolver: LinearSolver;
+  /** Called after each accepted step; returns true when it changed the objective (adaptive barrier stiffness). */
+  afterIteration?: (x: Float64Array) => boolean;
 }
 
 export interface NewtonResult {
@@ -126,6 +128,7 @@ export class NewtonSolver {
       if (small) {
         return { converged: true, iterations: it + 1, linearIterations, stepNorm: stepNorm / opts.h, residualNorm: residualNorm / opts.h };
       }
+      if (accepted && opts.afterIteration?.(x)) energy = ip.value(x);
       if (!accepted) {
         // No decrease along dx: x is a minimiser up to round-off (or the direction is useless). Report honestly.
         return {
