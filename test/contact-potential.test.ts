@@ -238,3 +238,51 @@ test('contact scene: cubes dropped on stairs, the ground and each other keep eve
   assert.ok(sawContact, 'the cubes reached the stairs');
   assert.ok((summary.timing.patternRebuilds ?? 0) >= 1, 'the two cubes met: the Hessian pattern grew');
 });
+
+test('every implicit integrator with feasible positions keeps the contact invariants (CCD filters each stage)', () => {
+  const s = scene({
+    duration: 0.25,
+    dt: 1 / 60,
+    contact: { kappa: 1e5, dhat: 1e-3 },
+    obstacles: [{ type: 'plane' }],
+    bodies: [cube('fall', [0, 0.02, 0], 0.1, { velocity: { linear: [0.2, -2, 0] } })],
+  });
+  const model = buildModel(s);
+  for (const integrator of ['implicit-euler', 'bdf2', 'sdirk2', 'tr-bdf2', 'newmark', 'trapezoidal', 'a-1', 'a-search']) {
+    const opts = { ...toRunOptions(s), integrator, contactChecks: 'steps' as const };
+    let minDistance = Infinity;
+    const { summary } = simulate(model, opts, {
+      step(rec) {
+        assert.equal(rec.inverted, 0, `${integrator}: inverted at step ${rec.step}`);
+        if (rec.activeContacts > 0) minDistance = Math.min(minDistance, rec.minDistance);
+      },
+    });
+    assert.equal(summary.stopped, undefined, `${integrator}: ${summary.stopped}`);
+    assert.ok(minDistance > 0 && minDistance < 1e-3, `${integrator}: reached the ground, min distance ${minDistance}`);
+  }
+});
+
+test('adaptive kappa raises a too-soft barrier until the contact holds the weight at a sane distance', () => {
+  const make = (adaptiveKappa: boolean) =>
+    scene({
+      duration: 0.3,
+      dt: 1 / 100,
+      integrator: { name: 'implicit-euler' },
+      contact: { kappa: 1e-2, dhat: 1e-3, adaptiveKappa },
+      obstacles: [{ type: 'plane' }],
+      bodies: [cube('heavy', [0, 0.00105, 0], 0.1, { material: { model: 'neo-hookean', youngsModulus: 1e7, poissonRatio: 0.3, density: 8000 } })],
+    });
+  const run = (adaptiveKappa: boolean) => {
+    const s = make(adaptiveKappa);
+    const model = buildModel(s);
+    const { summary } = simulate(model, { ...toRunOptions(s), contactChecks: 'steps' });
+    assert.equal(summary.stopped, undefined, summary.stopped);
+    return { minDistance: summary.minDistance!, kappa: model.contact!.barrier.kappa };
+  };
+  const fixed = run(false);
+  const adaptive = run(true);
+  if (process.env.VIVACE_TEST_VERBOSE) console.log(`adaptive kappa: fixed ${JSON.stringify(fixed)} adaptive ${JSON.stringify(adaptive)}`);
+  assert.equal(fixed.kappa, 1e-2);
+  assert.ok(adaptive.kappa > 100 * fixed.kappa, `kappa ${adaptive.kappa}`);
+  assert.ok(adaptive.minDistance > 10 * fixed.minDistance, `rests at ${adaptive.minDistance} (fixed kappa: ${fixed.minDistance})`);
+});
