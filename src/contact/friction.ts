@@ -274,27 +274,8 @@ export function vertexTriangleFrictionBasis(
       }
     }
   }
-  weightedSum(x, 4, w, diff);
-  const scale2 = stencilScale2(x, 4);
-  if (normalizeIfLong(diff, ZERO_DISTANCE_RELATIVE2 * scale2)) {
-    tangentBasis(diff, P);
-    return 4;
-  }
-  crossOfDifferences(x, 1, 2, 1, 3, nrm);
-  if (!normalizeIfLong(nrm, 0)) {
-    // Degenerate triangle touched by p: any plane through an edge direction.
-    diff[0] = x[6] - x[3];
-    diff[1] = x[7] - x[4];
-    diff[2] = x[8] - x[5];
-    if (!normalizeIfLong(diff, 0)) {
-      diff[0] = x[9] - x[3];
-      diff[1] = x[10] - x[4];
-      diff[2] = x[11] - x[5];
-    }
-    anyPerpendicular(diff, nrm);
-  }
-  tangentBasis(nrm, P);
-  return 4;
+  // Degenerate triangle touched by p: fall back to its normal, then to a plane through an edge direction.
+  return basisFromClosestPoints(x, w, P, 1, 2, 1, 3);
 }
 
 /**
@@ -378,22 +359,24 @@ export function edgeEdgeFrictionBasis(
   w[1] = s;
   w[2] = -(1 - t);
   w[3] = -t;
+  // Parallel (or degenerate) touching edges: fall back to ea x eb, then to a normal perpendicular to an edge.
+  return basisFromClosestPoints(x, w, P, 0, 1, 2, 3);
+}
+
+/**
+ * P from the contact normal of a 4-node stencil: the closest-point difference sum w_i x_i when it is long enough,
+ * else (touching) the normal of the edges (a0 -> a1) x (b0 -> b1), else any direction perpendicular to one of them.
+ */
+function basisFromClosestPoints(x: ArrayLike<number>, w: Float64Array, P: Float64Array, a0: number, a1: number, b0: number, b1: number): number {
   weightedSum(x, 4, w, diff);
   if (normalizeIfLong(diff, ZERO_DISTANCE_RELATIVE2 * stencilScale2(x, 4))) {
     tangentBasis(diff, P);
     return 4;
   }
-  crossOfDifferences(x, 0, 1, 2, 3, nrm);
+  crossOfDifferences(x, a0, a1, b0, b1, nrm);
   if (!normalizeIfLong(nrm, 0)) {
-    // Parallel (or degenerate) touching edges: any normal perpendicular to an edge direction.
-    diff[0] = x[3] - x[0];
-    diff[1] = x[4] - x[1];
-    diff[2] = x[5] - x[2];
-    if (!normalizeIfLong(diff, 0)) {
-      diff[0] = x[9] - x[6];
-      diff[1] = x[10] - x[7];
-      diff[2] = x[11] - x[8];
-    }
+    for (let k = 0; k < 3; k++) diff[k] = x[3 * a1 + k] - x[3 * a0 + k];
+    if (!normalizeIfLong(diff, 0)) for (let k = 0; k < 3; k++) diff[k] = x[3 * b1 + k] - x[3 * b0 + k];
     anyPerpendicular(diff, nrm);
   }
   tangentBasis(nrm, P);
