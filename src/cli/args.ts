@@ -87,3 +87,15 @@ export function parseList(text: string): string[] {
   }
   return items;
 }
+
+/** One --scene-param name=value (a number: decimal, fraction or negative), added to the ones before it. */
+export function collectSceneParam(text: string, previous: Record<string, number> | undefined): Record<string, number> {
+  const eq = text.indexOf('=');
+  const key = eq > 0 ? text.slice(0, eq).trim() : '';
+  const raw = eq > 0 ? text.slice(eq + 1).trim() : '';
+  if (!/^[A-Za-z_][\w-]*$/.test(key) || raw === '') throw new InvalidArgumentError('Expected name=value, e.g. --scene-param phase=0.25.');
+  const magnitude = parseRational(raw.replace(/^-/, ''));
+  const value = raw.startsWith('-') ? -magnitude : magnitude;
+  if (!Number.isFinite(value)) throw new InvalidArgumentError(`The value of scene parameter '${key}' must be a number (got '${raw}').`);
+  return { ...(previous ?? {}), [key]: value };
+}

@@ -9,9 +9,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { MeshFileError } from '../io/mesh-files.js';
-import { PACKAGE_ROOT } from '../io/scene-files.js';
+import { listScenes, PACKAGE_ROOT } from '../io/scene-files.js';
+import { describeRange } from '../scene/parametric.js';
 import { SceneError } from '../scene/schema.js';
-import { collectParam, parseDuration, parseList, parsePositive, parseTimeStep, UsageError } from './args.js';
+import { collectParam, collectSceneParam, parseDuration, parseList, parsePositive, parseTimeStep, UsageError } from './args.js';
 import { compareCommand, EXIT, runCommand, type CliIo, type CompareFlags, type RunFlags } from './run-command.js';
 import { integratorsText, scenesText, schemaText } from './scenes-command.js';
 
@@ -32,7 +33,8 @@ function addRunOptions(cmd: Command): Command {
     .addOption(new Option('--linear <solver>', 'linear solver of the Newton steps (default: the scene\'s)').choices(['auto', 'pcg', 'ldlt', 'ldlt-lagged']))
     .option('--tol <x>', 'Newton tolerance: stop when |dx|_inf <= tol * h (default: the scene\'s, 0.01)', parsePositive)
     .option('--frame-rate <f>', 'output frames per second (default: the scene\'s frameRate)', parsePositive)
-    .option('--quiet', 'no progress display and no summary');
+    .option('--quiet', 'no progress display and no summary')
+    .option('--scene-param <name=value>', 'parameter of a parametric scene, a number (repeatable; see `vivace scenes`)', collectSceneParam);
 }
 
 function buildProgram(io: CliIo, setCode: (code: number) => void, cwd: string): Command {
@@ -75,11 +77,27 @@ function buildProgram(io: CliIo, setCode: (code: number) => void, cwd: string): 
     .option('--integrators', 'list the integrators with their parameters instead')
     .option('--schema', 'print the scene file format as a JSON Schema instead')
     .action((flags: { integrators?: boolean; schema?: boolean }) => {
-      io.stdout.write(flags.schema ? schemaText() : flags.integrators ? integratorsText() : scenesText());
+      io.stdout.write(flags.schema ? schemaText() : flags.integrators ? integratorsText() : scenesText() + parametricScenesText());
       setCode(EXIT.ok);
     });
 
   return program;
+}
+
+/** The parameters of the parametric scenes, after the scene list of `vivace scenes`. */
+function parametricScenesText(): string {
+  const rows = listScenes().filter((r) => r.parameters);
+  if (rows.length === 0) return '';
+  const out = ['Parametric scenes take --scene-param name=value (repeatable) on run and compare:'];
+  for (const r of rows) {
+    out.push(`  ${r.name}`);
+    for (const [key, p] of Object.entries(r.parameters!)) {
+      const range = describeRange(p);
+      out.push(`    ${`${key}=${p.default}`.padEnd(16)} ${p.description}${range ? `; range ${range}` : ''}`);
+    }
+  }
+  out.push('');
+  return `${out.join('\n')}\n`;
 }
 
 /** Runs the CLI on argv (the arguments after the program name) and returns the exit code. */

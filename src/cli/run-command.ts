@@ -9,7 +9,8 @@ import type { LinearSolverName } from '../math/linear-solver.js';
 import type { Model } from '../model/model.js';
 import { clearCompareOutputs, compareReportMarkdown, runStatus, writeCompareOutputs, type CompareEntry } from '../io/compare-report.js';
 import { ENERGY_PLOT_FILE, FRAMES_DIR, METRICS_FILE, RunOutput, SUMMARY_FILE, type EnergySeries, type RunOutputPaths } from '../io/run-output.js';
-import { applyOverrides, loadScene, meshResolver, OverrideError, toRunOptions, type SceneOverrides } from '../io/scene-files.js';
+import { applyOverrides, loadScene, meshResolver, OverrideError, toRunOptions, type LoadedScene, type SceneOverrides } from '../io/scene-files.js';
+import { SceneParamError, type SceneParams } from '../scene/parametric.js';
 import { buildModel } from '../scene/build.js';
 import { SceneError, type Scene } from '../scene/schema.js';
 import type { RunSummary } from '../sim/records.js';
@@ -60,8 +61,18 @@ function checkOutDir(dir: string): string {
   return dir;
 }
 
-export function prepareRun(sceneArg: string, overrides: SceneOverrides, out: string | undefined, cwd = process.cwd()): PreparedRun {
-  const loaded = loadScene(sceneArg);
+/** loadScene with --scene-param values (and --dt for a parametric scene's step); a bad parameter names the flag. */
+export function loadSceneArg(sceneArg: string, sceneParams: SceneParams | undefined, dt: number | undefined): LoadedScene {
+  try {
+    return loadScene(sceneArg, { params: sceneParams, dt });
+  } catch (err) {
+    if (err instanceof SceneParamError) throw new UsageError(`--scene-param${err.param ? ` ${err.param}` : ''}: ${err.message}`);
+    throw err;
+  }
+}
+
+export function prepareRun(sceneArg: string, overrides: SceneOverrides, out: string | undefined, cwd = process.cwd(), sceneParams?: SceneParams): PreparedRun {
+  const loaded = loadSceneArg(sceneArg, sceneParams, overrides.dt);
   const scene = overrideScene(loaded.scene, overrides);
   const model = buildSceneModel(scene, loaded.baseDir);
   const options = toRunOptions(scene);
@@ -140,6 +151,8 @@ export interface RunFlags {
   tol?: number;
   frameRate?: number;
   quiet?: boolean;
+  /** --scene-param values of a parametric scene. */
+  sceneParam?: SceneParams;
 }
 
 function overridesOf(flags: RunFlags): SceneOverrides {
@@ -148,7 +161,7 @@ function overridesOf(flags: RunFlags): SceneOverrides {
 
 /** `vivace run`: exit code 0, or 3 when the run stopped early (its outputs and summary are still written). */
 export async function runCommand(sceneArg: string, flags: RunFlags, io: CliIo, cwd = process.cwd()): Promise<number> {
-  const run = prepareRun(sceneArg, overridesOf(flags), flags.out, cwd);
+  const run = prepareRun(sceneArg, overridesOf(flags), flags.out, cwd, flags.sceneParam);
   const outcome = await executeRun(run, io, { quiet: flags.quiet });
   if (!flags.quiet) io.stdout.write(runSummaryText(outcome, cwd));
   if (outcome.summary.stopped) {
@@ -167,7 +180,7 @@ export interface CompareFlags extends Omit<RunFlags, 'integrator' | 'param'> {
  * is a result, reported in the table; exit code 1 only when a run failed with an unexpected error.
  */
 export async function compareCommand(sceneArg: string, flags: CompareFlags, io: CliIo, cwd = process.cwd()): Promise<number> {
-  const loaded = loadScene(sceneArg);
+  const loaded = loadSceneArg(sceneArg, flags.sceneParam, flags.dt);
   const base = overrideScene(loaded.scene, { ...overridesOf({ ...flags, integrator: undefined, param: undefined }) });
   const scenes = flags.integrators.map((name) => {
     try {

@@ -43,6 +43,8 @@ export class Dynamics {
   readonly adaptiveStiffness: AdaptiveStiffness | null;
   private readonly afterIteration: ((x: Float64Array) => boolean) | undefined;
   private readonly gradBuffer: Float64Array;
+  private readonly startBuffer: Float64Array;
+  private readonly forceBuffer: Float64Array;
   private readonly productBuffer: Float64Array;
 
   constructor(
@@ -57,6 +59,8 @@ export class Dynamics {
     this.afterIteration = adaptive ? (x) => adaptive.afterIteration(x) : undefined;
     this.n = 3 * model.nNodes;
     this.gradBuffer = new Float64Array(this.n);
+    this.startBuffer = new Float64Array(this.n);
+    this.forceBuffer = new Float64Array(this.n);
     this.productBuffer = new Float64Array(this.n);
     this.damping =
       settings.rayleigh > 0 ? { K: this.ip.newMatrix(), center: new Float64Array(this.n), scale: 0 } : null;
@@ -193,15 +197,29 @@ export class Dynamics {
    * body), which saves Newton iterations; behind contact or inversion limits the filter keeps x feasible.
    */
   private startFromPredictor(x: Float64Array): void {
-    const { constrained } = this.model;
-    const dx = this.gradBuffer;
+    const { constrained, mass } = this.model;
+    const start = this.startBuffer;
+    start.set(x);
+    const force = this.forceBuffer;
+    this.gradient(start, force);
     const xt = this.ip.predictor;
-    for (let d = 0; d < this.n; d++) dx[d] = constrained[d] ? 0 : xt[d] - x[d];
-    const t = this.ip.maxStep(x, dx);
-    if (!(t > 0)) return;
+    const c = this.ip.weight;
+    const dx = this.gradBuffer;
     const trial = this.productBuffer;
-    for (let d = 0; d < this.n; d++) trial[d] = x[d] + t * dx[d];
-    if (this.ip.value(trial) < this.ip.value(x)) x.set(trial);
+    let best = this.ip.value(start);
+    // Two candidates: the predictor itself, and the predictor moved by one explicit step of the forces at the start,
+    // c M^-1 f (exact for free flight under gravity, which then converges in one Newton iteration).
+    for (const withForce of [false, true]) {
+      for (let d = 0; d < this.n; d++) dx[d] = constrained[d] ? 0 : xt[d] - start[d] - (withForce ? (c * force[d]) / mass[d] : 0);
+      const t = this.ip.maxStep(start, dx);
+      if (!(t > 0)) continue;
+      for (let d = 0; d < this.n; d++) trial[d] = start[d] + t * dx[d];
+      const e = this.ip.value(trial);
+      if (e < best) {
+        best = e;
+        x.set(trial);
+      }
+    }
   }
 
   /** Stops the damping and friction terms from applying to further minimisations this step. */

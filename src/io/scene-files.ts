@@ -16,6 +16,7 @@ import { LINEAR_SOLVER_NAMES, type LinearSolverName } from '../math/linear-solve
 import type { TetMesh } from '../mesh/tet-mesh.js';
 import type { MeshResolver } from '../scene/build.js';
 import { parseScene, SceneError, type Scene } from '../scene/schema.js';
+import { findParametricScene, formatSceneParams, makeParametricScene, parametricSceneNames, SceneParamError, type SceneParameter, type SceneParams } from '../scene/parametric.js';
 import type { RunOptions } from '../sim/simulate.js';
 import { MeshFileError, readTetMesh, readTetgen, tetgenPaths } from './mesh-files.js';
 
@@ -28,13 +29,40 @@ export interface LoadedScene {
   scene: Scene;
   /** Folder that relative mesh paths of the scene are resolved against. */
   baseDir: string;
-  /** The file the scene came from (absolute path). */
+  /** The file the scene came from (absolute path); for a parametric scene, its name and parameters. */
   source: string;
+  /** The full parameter set of a parametric scene (defaults included); absent for scene files. */
+  parameters?: SceneParams;
 }
 
-/** Loads a built-in scene by name (scenes/<name>.json of the package) or a scene JSON file by path. */
-export function loadScene(nameOrPath: string): LoadedScene {
+export interface LoadSceneOptions {
+  /** Parameters of a parametric scene (src/scene/parametric.ts); an error for any other scene. */
+  params?: SceneParams;
+  /** The run's time step: passed to a parametric scene that declares a `dt` parameter unless `params` sets it. */
+  dt?: number;
+}
+
+/**
+ * Loads a built-in scene by name (scenes/<name>.json of the package, then the parametric scenes) or a scene JSON
+ * file by path. A bad parameter throws SceneParamError naming it.
+ */
+export function loadScene(nameOrPath: string, options: LoadSceneOptions = {}): LoadedScene {
+  const given = options.params ?? {};
+  const parametric = isParametricName(nameOrPath) ? findParametricScene(nameOrPath) : undefined;
+  if (parametric) {
+    const params = { ...given };
+    if (options.dt !== undefined && params.dt === undefined && 'dt' in parametric.parameters) params.dt = options.dt;
+    const made = makeParametricScene(nameOrPath, params);
+    const source = `${nameOrPath} (parametric scene: ${formatSceneParams(made.params)})`;
+    const scene = parseScene(made.input, `parametric scene ${source}`);
+    checkSceneParams(scene, `parametric scene ${nameOrPath}`);
+    return { scene, baseDir: BUILTIN_SCENE_DIR, source, parameters: made.params };
+  }
   const source = locateScene(nameOrPath);
+  const names = Object.keys(given);
+  if (names.length > 0) {
+    throw new SceneParamError(names[0], `scene ${source} has no parameters (parametric scenes: ${parametricSceneNames().join(', ')})`);
+  }
   let text: string;
   try {
     text = readFileSync(source, 'utf8');
@@ -47,6 +75,14 @@ export function loadScene(nameOrPath: string): LoadedScene {
   return { scene, baseDir: dirname(source), source };
 }
 
+/** A name (not an existing file, nor a path, nor a JSON built-in) that the parametric registry may know. */
+function isParametricName(nameOrPath: string): boolean {
+  if (!/^[\w.-]+$/.test(nameOrPath) || nameOrPath.endsWith('.json')) return false;
+  const asPath = resolve(nameOrPath);
+  if (existsSync(asPath) && statSync(asPath).isFile()) return false;
+  return !existsSync(join(BUILTIN_SCENE_DIR, `${nameOrPath}.json`));
+}
+
 /** A path when the argument names an existing file or looks like one; else the built-in scene of that name. */
 function locateScene(nameOrPath: string): string {
   if (nameOrPath.trim() === '') throw new SceneError(`no scene given; built-in scenes: ${builtinSceneNames().join(', ')}`);
@@ -56,7 +92,8 @@ function locateScene(nameOrPath: string): string {
   if (looksLikePath) throw new SceneError(`scene file ${asPath} does not exist`);
   const builtin = join(BUILTIN_SCENE_DIR, `${nameOrPath}.json`);
   if (/^[\w.-]+$/.test(nameOrPath) && existsSync(builtin)) return builtin;
-  throw new SceneError(`unknown scene '${nameOrPath}': no such file and no built-in scene of that name; built-in scenes: ${builtinSceneNames().join(', ')}`);
+  const all = [...builtinSceneNames(), ...parametricSceneNames()].sort();
+  throw new SceneError(`unknown scene '${nameOrPath}': no such file and no built-in scene of that name; built-in scenes: ${all.join(', ')}`);
 }
 
 function builtinSceneNames(): string[] {
@@ -76,11 +113,13 @@ export interface SceneListing {
   integrator: string;
   /** Set instead of the fields above when the shipped file does not validate. */
   error?: string;
+  /** A parametric scene's parameters (the other fields are those of its defaults). */
+  parameters?: Record<string, SceneParameter>;
 }
 
-/** The built-in scenes with the facts `vivace scenes` lists. */
+/** The built-in scenes (JSON files and parametric scenes at their defaults) with the facts `vivace scenes` lists. */
 export function listScenes(): SceneListing[] {
-  return builtinSceneNames().map((name) => {
+  const files = builtinSceneNames().map((name): SceneListing => {
     try {
       const { scene } = loadScene(join(BUILTIN_SCENE_DIR, `${name}.json`));
       return { name, description: scene.description, dt: scene.dt, duration: scene.duration, bodies: scene.bodies.length, integrator: scene.integrator.name };
@@ -88,6 +127,18 @@ export function listScenes(): SceneListing[] {
       return { name, description: '', dt: NaN, duration: NaN, bodies: 0, integrator: '', error: (err as Error).message };
     }
   });
+  const parametric = parametricSceneNames()
+    .filter((name) => !files.some((f) => f.name === name))
+    .map((name): SceneListing => {
+      const { parameters, description } = findParametricScene(name)!;
+      try {
+        const { scene } = loadScene(name);
+        return { name, description, dt: scene.dt, duration: scene.duration, bodies: scene.bodies.length, integrator: scene.integrator.name, parameters };
+      } catch (err) {
+        return { name, description: '', dt: NaN, duration: NaN, bodies: 0, integrator: '', error: (err as Error).message, parameters };
+      }
+    });
+  return [...files, ...parametric].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

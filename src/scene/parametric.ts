@@ -137,7 +137,8 @@ export function resolveSceneParams(sceneName: string, scene: ParametricScene, gi
     const tooHigh = spec.max !== undefined && (spec.maxExclusive ? !(value < spec.max) : !(value <= spec.max));
     if (typeof value !== 'number' || !Number.isFinite(value) || tooLow || tooHigh) {
       const range = describeRange(spec);
-      throw new SceneParamError(name, `parameter '${name}' of scene '${sceneName}' must be a finite number${range ? ` in ${range}` : ''} (got ${String(value)})`);
+      const where = range === '' ? '' : /^[[(]/.test(range) ? ` in ${range}` : ` ${range}`;
+      throw new SceneParamError(name, `parameter '${name}' of scene '${sceneName}' must be a finite number${where} (got ${String(value)})`);
     }
     out[name] = value;
   }
