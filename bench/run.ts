@@ -64,7 +64,7 @@ const rows: Array<PaperRow & { ours: RunSummary }> = [];
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 console.log(`vivace bench: seed 000 Table 1 scenes, linear solver ${linear}${withContact ? ', with contact scenes' : ''}`);
 console.log(
-  `${'scene'.padEnd(20)} ${'integrator'.padEnd(9)} ${pad('ours s', 8)} ${pad('paper s', 8)} ${pad('ratio', 6)} ${pad('newton', 7)} ${pad('paper', 6)} ${pad('MiB', 6)} ${pad('energy', 7)}  time split (assembly / solve / line search / other, s)`,
+  `${'scene'.padEnd(20)} ${'integrator'.padEnd(9)} ${pad('ours s', 8)} ${pad('cpu s', 8)} ${pad('paper s', 8)} ${pad('ratio', 6)} ${pad('newton', 7)} ${pad('paper', 6)} ${pad('MiB', 6)} ${pad('energy', 7)}  time split (assembly / solve / line search / other, s)`,
 );
 for (const row of paper) {
   if (only ? !only.includes(row.scene) : row.contact && !withContact) continue;
@@ -77,7 +77,7 @@ for (const row of paper) {
       ? `  contact: active set ${t.contactProximity.toFixed(1)} / CCD ${t.contactCcd.toFixed(1)} / barrier ${t.contactBarrier.toFixed(1)} s, ${t.patternRebuilds} pattern rebuilds`
       : '';
   console.log(
-    `${row.scene.padEnd(20)} ${row.integrator.padEnd(9)} ${pad(ours.wallSeconds.toFixed(1), 8)} ${pad(row.seconds, 8)} ${pad((ours.wallSeconds / row.seconds).toFixed(2), 6)} ${pad(ours.newtonIterations, 7)} ${pad(row.newton, 6)} ${pad(ours.peakMemoryMiB.toFixed(0), 6)} ${pad(ours.energyKept.toFixed(3), 7)}  ${[t.assembly, t.linearSolve, t.lineSearch, t.other].map((s) => s.toFixed(1)).join(' / ')}${contactSplit}${ours.stopped ? `  STOPPED: ${ours.stopped}` : ''}`,
+    `${row.scene.padEnd(20)} ${row.integrator.padEnd(9)} ${pad(ours.wallSeconds.toFixed(1), 8)} ${pad(ours.cpuSeconds?.toFixed(1) ?? '-', 8)} ${pad(row.seconds, 8)} ${pad((ours.wallSeconds / row.seconds).toFixed(2), 6)} ${pad(ours.newtonIterations, 7)} ${pad(row.newton, 6)} ${pad(ours.peakMemoryMiB.toFixed(0), 6)} ${pad(ours.energyKept.toFixed(3), 7)}  ${[t.assembly, t.linearSolve, t.lineSearch, t.other].map((s) => s.toFixed(1)).join(' / ')}${contactSplit}${ours.stopped ? `  STOPPED: ${ours.stopped}` : ''}`,
   );
 }
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify(rows, null, 2));

@@ -96,6 +96,7 @@ function fakeSummary(steps: number, stopped?: string): RunSummary {
     steps,
     duration: 0.1 * steps,
     wallSeconds: 0.01,
+    cpuSeconds: 0.01,
     newtonIterations: 3,
     linearIterations: 6,
     initialEnergy: 1,

@@ -43,6 +43,8 @@ export interface RunSummary {
   steps: number;
   duration: number;
   wallSeconds: number;
+  /** CPU seconds of the process during the run (user + system; above wallSeconds when helper threads ran, well below it on a loaded machine); null where unknown. */
+  cpuSeconds: number | null;
   newtonIterations: number;
   linearIterations: number;
   initialEnergy: number;

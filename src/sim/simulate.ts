@@ -159,6 +159,7 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
   let totalLinear = 0;
   let stopped: string | undefined;
   const start = performance.now();
+  const cpuStart = processCpuSeconds();
 
   for (let step = 1; step <= steps; step++) {
     const counters = newCounters();
@@ -212,6 +213,7 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
   }
 
   const wallSeconds = (performance.now() - start) / 1000;
+  const cpuSeconds = processCpuSeconds() - cpuStart;
   const l0 = norm(first.angularMomentum);
   const timing: Record<string, number> = {
     assembly: dyn.newton.timing.assembly / 1000,
@@ -234,6 +236,7 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     steps: last.step,
     duration: last.t,
     wallSeconds,
+    cpuSeconds: Number.isNaN(cpuSeconds) ? null : cpuSeconds,
     newtonIterations: totalNewton,
     linearIterations: totalLinear,
     initialEnergy: first.total,
@@ -250,6 +253,14 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     timing,
   };
   return { summary, state };
+}
+
+/** CPU time (user + system) of this process so far, s; NaN where the runtime cannot tell (a browser). */
+function processCpuSeconds(): number {
+  const proc = (globalThis as { process?: { cpuUsage?: () => { user: number; system: number } } }).process;
+  if (!proc?.cpuUsage) return NaN;
+  const u = proc.cpuUsage();
+  return (u.user + u.system) / 1e6;
 }
 
 /** Peak resident set size of this process so far (MiB); NaN where the runtime cannot tell (a browser). */
