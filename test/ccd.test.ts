@@ -135,3 +135,32 @@ test('Sample-Queries conformance (Wang et al. 2021): zero false negatives', () =
     assert.equal(falseNegatives, 0, `missed: ${missed.slice(0, 10).join(', ')}`);
   }
 });
+
+test('edge-edge CCD: two parallel diagonals of one face moving together never touch (regression: the line-line formula made them distance 0)', () => {
+  // Positions logged from a falling cube (2x2x2 cells) whose sweep reported contact at t = 0; round-off in the last
+  // digits makes the edges not exactly parallel.
+  const start = [
+    [-0.04999999999999998, 0.20096295203125, 1.0362860606614738e-17],
+    [2.4319324964968537e-17, 0.20096295203124998, 0.05000000000000001],
+    [2.1125216436321565e-17, 0.20096295203125, 7.360744650965233e-18],
+    [0.05000000000000003, 0.20096295203124998, 0.05000000000000002],
+  ];
+  const ends = [
+    [
+      [-0.05000000000000002, 0.2052103565612593, -7.551497311720201e-17],
+      [4.182288141654978e-17, 0.20521035656125908, 0.05000000000000004],
+      [-2.0182410286966267e-17, 0.2052103565612593, -4.873711501060902e-17],
+      [0.049999999999999996, 0.20521035656125913, 0.05000000000000005],
+    ],
+    [
+      [-0.04999999999999999, 0.1951903353575874, 1.127765401366509e-17],
+      [1.0784487199699772e-16, 0.19519033535758717, 0.049999999999999975],
+      [1.9334302095290586e-16, 0.19519033535758698, 4.511924344938389e-18],
+      [0.050000000000000044, 0.19519033535758706, 0.049999999999999926],
+    ],
+  ];
+  for (const end of ends) {
+    const toi = edgeEdgeCcd(start[0], start[1], start[2], start[3], end[0], end[1], end[2], end[3]);
+    assert.equal(toi, NO_CONTACT, `toi ${toi}`);
+  }
+});

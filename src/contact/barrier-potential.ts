@@ -157,9 +157,12 @@ export class BarrierPotential implements PotentialTerm {
     const fixed = this.mesh.fixedNodes;
     const free = new Int32Array(4);
     const reach2 = 4 * this.dhat * this.dhat;
+    // Every near pair, covered or not: the pattern is rebuilt from scratch, so blocks an earlier rebuild added
+    // for a contact that is still there must be asked for again.
     for (const set of this.sets) {
-      for (let k = 0; k < set.count; k++) {
-        if (set.covered[k] || this.candidateDistance2(set, k, x) >= reach2) continue;
+      for (let q = 0; q < set.liveCount; q++) {
+        const k = set.live[q];
+        if (this.candidateDistance2(set, k, x) >= reach2) continue;
         let m = 0;
         for (let a = 0; a < 4; a++) if (!fixed[set.nodes[4 * k + a]]) free[m++] = set.nodes[4 * k + a];
         if (m > 1) builder.addClique(free.subarray(0, m));
@@ -353,23 +356,31 @@ export class BarrierPotential implements PotentialTerm {
       this.ensureCandidates(x);
       for (const set of this.sets) {
         const motion = set.sameGroup ? this.relativeDisplacement(dx) : dx;
-        // Cheap certificate first: no pair of the set's kind is closer than dMin at x (the set holds every pair
-        // within dhat), and a pair closes by at most 2 sqrt(3) |dx|_inf per unit step.
-        const dMin = Math.min(this.dhat, Math.sqrt(this.setMinDistance2(set, x)));
-        const speed = 2 * Math.sqrt(3) * maxAbsOverVertices(motion, this.freeVertices);
-        if (speed * t < 0.9 * dMin) continue;
-        t = Math.min(t, this.sweep(x, motion, t, set.sameGroup));
+        // A pair closes by at most 2 sqrt(3) |motion|_inf per unit step. Pairs outside the set are at least dhat
+        // apart at x, so while the step closes less than that only the set's pairs can touch: CCD just those whose
+        // distance (at least dRef - 2 sqrt(3) delta) the step can close. Otherwise sweep the whole surface.
+        const closing = 2 * Math.sqrt(3) * maxAbsOverVertices(motion, this.freeVertices);
+        if (closing * t < 0.9 * this.dhat) t = Math.min(t, this.sweepSet(set, x, motion, t, closing));
+        else t = Math.min(t, this.sweep(x, motion, t, set.sameGroup));
       }
     }
     this.timing.ccd += performance.now() - t0;
     return t;
   }
 
-  /** Smallest squared distance among the live candidates (the others are at least dhat away). */
-  private setMinDistance2(set: CandidateSet, x: Float64Array): number {
-    let m = Infinity;
-    for (let q = 0; q < set.liveCount; q++) m = Math.min(m, this.candidateDistance2(set, set.live[q], x));
-    return m;
+  /** CCD over the set's pairs that the step can close (see maxStep). */
+  private sweepSet(set: CandidateSet, x: Float64Array, motion: Float64Array, tMax: number, closing: number): number {
+    const p = this.ccdPoints;
+    const shrink = 2 * Math.sqrt(3) * set.delta;
+    let t = tMax;
+    for (let k = 0; k < set.count; k++) {
+      if (set.distanceRef[k] - shrink > closing * t) continue;
+      const o = 4 * k;
+      this.loadEndpoints(x, motion, t, set.nodes[o], set.nodes[o + 1], set.nodes[o + 2], set.nodes[o + 3]);
+      const toi = set.edgeEdge[k] ? edgeEdgeCcd(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]) : pointTriangleCcd(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
+      if (toi < 1) t *= toi;
+    }
+    return t;
   }
 
   /** dx minus each group's mean vertex displacement (a common translation does not change distances within it). */

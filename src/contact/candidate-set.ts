@@ -31,6 +31,8 @@ export class CandidateSet {
   live = new Int32Array(0);
   liveCount = 0;
   margin: number;
+  /** Largest per-axis vertex displacement from the reference at the x of the last `update`. */
+  delta = 0;
   private built = false;
   private readonly xRef: Float64Array;
   private readonly scratch = new Float64Array(12);
@@ -61,6 +63,7 @@ export class CandidateSet {
     if (!this.built) return false;
     const delta = this.displacement(x);
     if (2 * delta > this.margin) return false;
+    this.delta = delta;
     const reach = this.dhat + 2 * SQRT3 * delta;
     let n = 0;
     for (let k = 0; k < this.count; k++) if (this.distanceRef[k] < reach) this.live[n++] = k;
@@ -105,9 +108,10 @@ export class CandidateSet {
    * grows with the motion seen since the last build (up to 10 dhat) so fast bodies do not rebuild every call.
    */
   rebuild(x: Float64Array, broadPhase: SpatialHashBroadPhase, selfContact: Uint8Array): void {
-    // Across bodies the look-ahead grows with the motion seen (fast bodies would rebuild every call); inside a body
-    // relative motion is slow and the neighbourhood dense, so the margin stays at dhat.
-    if (this.built && !this.sameGroup) this.margin = Math.min(10 * this.dhat, Math.max(this.dhat, 2 * this.displacement(x)));
+    // The look-ahead grows with the motion seen (fast bodies would rebuild every call), within bounds: inside a
+    // body the neighbourhood is dense (the set grows with the square of the reach), so it stays smaller there.
+    const maxMargin = (this.sameGroup ? 3 : 10) * this.dhat;
+    if (this.built) this.margin = Math.min(maxMargin, Math.max(this.dhat, 2 * this.displacement(x)));
     broadPhase.findProximityCandidates(x, this.dhat + this.margin);
     const { triangles, edges, groupOfNode } = this.mesh;
     const capacity = broadPhase.vertexTriangleCount + broadPhase.edgeEdgeCount;

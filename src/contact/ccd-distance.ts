@@ -69,8 +69,10 @@ export function segmentSegmentDistanceSq(x: Float64Array, a0: number, a1: number
   const uu = ux * ux + uy * uy + uz * uz, vv = vx * vx + vy * vy + vz * vz, uv = ux * vx + uy * vy + uz * vz;
   const ur = ux * rx + uy * ry + uz * rz, vr = vx * rx + vy * ry + vz * rz;
   const denom = uu * vv - uv * uv;
-  // Exactly parallel (in floats): the minimum is on the boundary, already covered by the point-segment terms.
-  if (denom > 0) {
+  // (Nearly) parallel: the distance is flat along the common direction, so the boundary (point-segment) terms give
+  // the minimum to within rounding, while the line-line formulas below turn into noise (two parallel diagonals of
+  // one face, 3.5 cm apart, came out at distance 0). sin^2 of the angle below 1e-12 counts as parallel.
+  if (denom > 1e-12 * uu * vv) {
     // Minimiser of |r + s u - t v|^2 over the two lines (ill-conditioned when nearly parallel, see below).
     const s = (uv * vr - vv * ur) / denom;
     const t = (uu * vr - uv * ur) / denom;
