@@ -108,10 +108,10 @@ export class CandidateSet {
    * grows with the motion seen since the last build (up to 10 dhat) so fast bodies do not rebuild every call.
    */
   rebuild(x: Float64Array, broadPhase: SpatialHashBroadPhase, selfContact: Uint8Array): void {
-    // The look-ahead grows with the motion seen (fast bodies would rebuild every call), within bounds: inside a
-    // body the neighbourhood is dense (the set grows with the square of the reach), so it stays smaller there.
-    const maxMargin = (this.sameGroup ? 3 : 10) * this.dhat;
-    if (this.built) this.margin = Math.min(maxMargin, Math.max(this.dhat, 2 * this.displacement(x)));
+    // Across bodies the look-ahead grows with the motion seen (fast bodies would rebuild every call). Inside a body
+    // the neighbourhood is dense (the set grows with the square of the reach) and a vibrating body outruns any
+    // margin anyway, so the margin stays at dhat there.
+    if (this.built && !this.sameGroup) this.margin = Math.min(10 * this.dhat, Math.max(this.dhat, 2 * this.displacement(x)));
     broadPhase.findProximityCandidates(x, this.dhat + this.margin);
     const { triangles, edges, groupOfNode } = this.mesh;
     const capacity = broadPhase.vertexTriangleCount + broadPhase.edgeEdgeCount;
