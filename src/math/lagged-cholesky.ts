@@ -21,6 +21,9 @@ export interface LaggedCholeskyOptions {
   maxIterations?: number;
 }
 
+/** Measured (factor time / iteration time) / (flops / nnz(L)); see limits(). */
+const ITERATIONS_PER_FLOP_RATIO = 0.06;
+
 export class LaggedCholeskySolver implements LinearSolver {
   readonly name = 'ldlt-lagged' as const;
   private readonly direct = new LdltSolver();
@@ -57,14 +60,17 @@ export class LaggedCholeskySolver implements LinearSolver {
   }
 
   /**
-   * Iteration limits from measured costs: an iteration costs about one pair of triangular solves, so a
+   * Iteration limits from the factor's size: an iteration costs about one pair of triangular solves, so a
    * factorisation is worth `factor / solve` iterations. Give up on the old factor past that many (the options'
    * maxIterations caps it) and renew it for the next solve past half of it (refactorAfter is the floor).
+   * The ratio comes from the symbolic analysis, flops / nnz(L) times a constant measured here (factor and solve
+   * timings of the rotating cube, twisted bar and ball gave 0.052-0.073), not from timings of this run: a run must
+   * give the same result every time, whatever else the machine is doing.
    */
   private limits(): { giveUp: number; renew: number } {
-    const t = this.direct.timing;
-    if (this.fixedLimits || t.factorizations === 0 || t.solves === 0) return { giveUp: this.maxIterations, renew: this.refactorAfter };
-    const worth = t.factorMs / t.factorizations / Math.max(1e-3, t.solveMs / t.solves);
+    const sym = this.direct.analysis;
+    if (this.fixedLimits || !sym) return { giveUp: this.maxIterations, renew: this.refactorAfter };
+    const worth = ITERATIONS_PER_FLOP_RATIO * (sym.flops / sym.nnzL);
     const giveUp = Math.max(3, Math.min(this.maxIterations, Math.floor(worth)));
     return { giveUp, renew: Math.max(this.refactorAfter, Math.floor(giveUp / 2)) };
   }
