@@ -20,7 +20,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { COLLISION_1D_CASES, DEFAULT_STEPS_PER_SECOND, centerOfMassVelocity, runCollision1d, sceneFingerprint, stepLabel } from '../src/analysis/collision-1d.js';
+import { centerOfMassVelocity, commaList, runCollision1d, sceneFingerprint, selectCollision1dRuns, stepLabel } from '../src/analysis/collision-1d.js';
 import { longitudinalFraction, modalBasis, projectOntoModes } from '../src/analysis/spectrum.js';
 import { panelPlotSvg, type Panel } from '../src/io/plot.js';
 import { loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
@@ -41,18 +41,15 @@ const { values } = parseArgs({
   },
 });
 
-const list = (s: string | undefined): string[] | undefined => s?.split(',').map((p) => p.trim()).filter(Boolean);
-const steps = (list(values.steps) ?? (values.quick ? ['30'] : DEFAULT_STEPS_PER_SECOND.map(String))).map((s) => {
-  const n = Number(s.replace(/^1\//, ''));
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--steps: '${s}' is not a positive whole number of steps per second`);
-  return n;
-});
-const cases = (list(values.cases) ?? COLLISION_1D_CASES.map((c) => c.key)).map((k) => {
-  const c = COLLISION_1D_CASES.find((x) => x.key === k);
-  if (!c) throw new Error(`--cases: unknown case '${k}' (${COLLISION_1D_CASES.map((x) => x.key).join(', ')})`);
-  return c;
-});
-const integrators = list(values.integrators) ?? ['bdf2', 'a-1', 'a-search', 'implicit-euler'];
+const { steps, cases } = (() => {
+  try {
+    return selectCollision1dRuns(values);
+  } catch (err) {
+    console.error(`analysis:spectrum: ${(err as Error).message}`);
+    process.exit(2);
+  }
+})();
+const integrators = commaList(values.integrators) ?? ['bdf2', 'a-1', 'a-search', 'implicit-euler'];
 const outDir = values.out!;
 mkdirSync(outDir, { recursive: true });
 

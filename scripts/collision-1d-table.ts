@@ -14,12 +14,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
-  COLLISION_1D_CASES,
-  DEFAULT_STEPS_PER_SECOND,
   TABLE_INTEGRATORS,
   collisionRunsCsv,
+  commaList,
   runCollision1d,
   sceneFingerprint,
+  selectCollision1dRuns,
   stepLabel,
   velocityTableMarkdown,
   type CollisionRun,
@@ -37,19 +37,15 @@ const { values } = parseArgs({
   },
 });
 
-const list = (s: string | undefined): string[] | undefined => s?.split(',').map((p) => p.trim()).filter(Boolean);
-const steps = (list(values.steps) ?? (values.quick ? ['30'] : DEFAULT_STEPS_PER_SECOND.map(String))).map((s) => {
-  const n = Number(s.replace(/^1\//, ''));
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--steps: '${s}' is not a positive whole number of steps per second`);
-  return n;
-});
-const caseKeys = list(values.cases) ?? COLLISION_1D_CASES.map((c) => c.key);
-const cases = caseKeys.map((k) => {
-  const c = COLLISION_1D_CASES.find((x) => x.key === k);
-  if (!c) throw new Error(`--cases: unknown case '${k}' (${COLLISION_1D_CASES.map((x) => x.key).join(', ')})`);
-  return c;
-});
-const integrators = list(values.integrators) ?? [...TABLE_INTEGRATORS];
+const { steps, cases } = (() => {
+  try {
+    return selectCollision1dRuns(values);
+  } catch (err) {
+    console.error(`analysis:collision-1d: ${(err as Error).message}`);
+    process.exit(2);
+  }
+})();
+const integrators = commaList(values.integrators) ?? [...TABLE_INTEGRATORS];
 const outDir = values.out!;
 const statesDir = join(outDir, 'states');
 mkdirSync(statesDir, { recursive: true });

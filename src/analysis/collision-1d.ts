@@ -239,3 +239,26 @@ export function collisionRunsCsv(runs: readonly CollisionRun[]): string {
   );
   return [RUN_CSV_COLUMNS.join(','), ...rows].join('\n') + '\n';
 }
+
+/** Comma-separated command-line list (empty items dropped); undefined when not given. */
+export function commaList(s: string | undefined): string[] | undefined {
+  return s?.split(',').map((p) => p.trim()).filter(Boolean);
+}
+
+/**
+ * The steps-per-second and cases the analysis commands run (`--steps 30,1/300`, `--cases soft,stiff`, `--quick`),
+ * with errors naming the flag.
+ */
+export function selectCollision1dRuns(options: { steps?: string; cases?: string; quick?: boolean }): { steps: number[]; cases: (typeof COLLISION_1D_CASES)[number][] } {
+  const steps = (commaList(options.steps) ?? (options.quick ? ['30'] : DEFAULT_STEPS_PER_SECOND.map(String))).map((s) => {
+    const n = Number(s.replace(/^1\//, ''));
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--steps: '${s}' is not a positive whole number of steps per second`);
+    return n;
+  });
+  const cases = (commaList(options.cases) ?? COLLISION_1D_CASES.map((c) => c.key)).map((k) => {
+    const c = COLLISION_1D_CASES.find((x) => x.key === k);
+    if (!c) throw new Error(`--cases: unknown case '${k}' (${COLLISION_1D_CASES.map((x) => x.key).join(', ')})`);
+    return c;
+  });
+  return { steps, cases };
+}
