@@ -5,7 +5,7 @@
  * and the ratio ours / paper, plus where the time goes (assembly, linear solve, line search, other).
  *
  * Options: --contact (add the contact scenes: balls, dice, bunny stairs and splash; hours on 2 cores), --only NAME[,NAME]
- * (scene names, contact or not), --linear auto|pcg|ldlt|ldlt-lagged (default auto), --json FILE.
+ * (scene names, contact or not), --integrator NAME (only that integrator's rows), --linear auto|pcg|ldlt|ldlt-lagged (default auto), --json FILE.
  * Contact rows add where the contact time goes (active-set broad phase, CCD, barrier terms; parts of the split).
  * The paper's machine: Intel Xeon w5-2445 (CPU solver, Jacobi PCG). Ours: whatever runs this; see `nproc`.
  */
@@ -55,6 +55,7 @@ const opt = (name: string) => {
 };
 const only = opt('--only')?.split(',');
 const withContact = args.includes('--contact');
+const onlyIntegrator = opt('--integrator');
 const linear = opt('--linear') ?? 'auto';
 const jsonOut = opt('--json');
 const caseScript = fileURLToPath(new URL('./case.ts', import.meta.url));
@@ -68,6 +69,7 @@ console.log(
 );
 for (const row of paper) {
   if (only ? !only.includes(row.scene) : row.contact && !withContact) continue;
+  if (onlyIntegrator && row.integrator !== onlyIntegrator) continue;
   const out = execFileSync(process.execPath, [tsx, caseScript, row.scene, row.integrator, String(row.h ?? 1 / 30), linear], { encoding: 'utf8', maxBuffer: 1 << 24 });
   const ours = JSON.parse(out.trim().split('\n').pop() as string) as RunSummary;
   rows.push({ ...row, ours });
