@@ -2,7 +2,7 @@ import type { PotentialTerm } from '../energies/potential.js';
 import type { BsrMatrix, BsrPattern, PatternBuilder } from '../math/bsr.js';
 import { projectPsdInPlace, psdScratchLength } from '../math/eigen-sym.js';
 import { barrier, barrierFirstDerivative, barrierSecondDerivative, edgeEdgeMollifier } from './barrier.js';
-import { CandidateSet, gatherNode } from './candidate-set.js';
+import { CandidateSet, gatherNode, groupMeans } from './candidate-set.js';
 import { SpatialHashBroadPhase } from './broad-phase.js';
 import { edgeEdgeCcd, pointTriangleCcd } from './ccd.js';
 import type { CollisionMesh } from './collision-mesh.js';
@@ -386,22 +386,17 @@ export class BarrierPotential implements PotentialTerm {
   /** dx minus each group's mean vertex displacement (a common translation does not change distances within it). */
   private relativeDisplacement(dx: Float64Array): Float64Array {
     const { groupOfNode, vertices } = this.mesh;
-    const shift = this.groupShift, count = this.groupCountBuffer;
-    shift.fill(0);
-    count.fill(0);
-    for (const v of vertices) {
-      const g = groupOfNode[v];
-      count[g]++;
-      for (let a = 0; a < 3; a++) shift[3 * g + a] += dx[3 * v + a];
-    }
+    const shift = this.groupShift;
+    groupMeans(this.mesh, vertices, dx, null, shift, this.groupCountBuffer);
     const out = this.dxRelative;
     out.set(dx);
     for (const v of vertices) {
       const g = groupOfNode[v];
-      for (let a = 0; a < 3; a++) out[3 * v + a] -= shift[3 * g + a] / count[g];
+      for (let a = 0; a < 3; a++) out[3 * v + a] -= shift[3 * g + a];
     }
     return out;
   }
+
 
   /** CCD over the swept candidates of one kind (same-group pairs with relative motion, or cross-group pairs). */
   private sweep(x: Float64Array, dx: Float64Array, tMax: number, sameGroup: boolean): number {

@@ -75,20 +75,8 @@ export class CandidateSet {
   displacement(x: Float64Array): number {
     const r = this.xRef;
     const shift = this.groupShift;
-    shift.fill(0);
-    if (this.sameGroup) {
-      const size = this.groupSize;
-      size.fill(0);
-      const g = this.mesh.groupOfNode;
-      for (const v of this.freeVertices) {
-        const o = 3 * v, q = 3 * g[v];
-        size[g[v]]++;
-        shift[q] += x[o] - r[o];
-        shift[q + 1] += x[o + 1] - r[o + 1];
-        shift[q + 2] += x[o + 2] - r[o + 2];
-      }
-      for (let k = 0; k < size.length; k++) if (size[k] > 0) for (let a = 0; a < 3; a++) shift[3 * k + a] /= size[k];
-    }
+    if (this.sameGroup) groupMeans(this.mesh, this.freeVertices, x, r, shift, this.groupSize);
+    else shift.fill(0);
     const g = this.mesh.groupOfNode;
     let m = 0;
     for (const v of this.freeVertices) {
@@ -183,6 +171,30 @@ export class CandidateSet {
     }
     return missing;
   }
+}
+
+/**
+ * Per collision group, the mean over `vertices` of a - b (b = null: of a), 3 numbers per group into `mean`
+ * (`count` gets the group sizes). A group's common translation leaves distances inside it unchanged, so motion
+ * relative to this mean is what self-contact sees.
+ */
+export function groupMeans(
+  mesh: CollisionMesh,
+  vertices: Uint32Array,
+  a: Float64Array,
+  b: Float64Array | null,
+  mean: Float64Array,
+  count: Float64Array,
+): void {
+  const g = mesh.groupOfNode;
+  mean.fill(0);
+  count.fill(0);
+  for (const v of vertices) {
+    const o = 3 * v, q = 3 * g[v];
+    count[g[v]]++;
+    for (let k = 0; k < 3; k++) mean[q + k] += b ? a[o + k] - b[o + k] : a[o + k];
+  }
+  for (let i = 0; i < count.length; i++) if (count[i] > 0) for (let k = 0; k < 3; k++) mean[3 * i + k] /= count[i];
 }
 
 export function gatherNode(x: Float64Array, node: number, out: Float64Array, o: number): void {
