@@ -2,7 +2,7 @@ import type { PotentialTerm } from '../energies/potential.js';
 import type { BsrMatrix, BsrPattern, PatternBuilder } from '../math/bsr.js';
 import { projectPsdInPlace, psdScratchLength } from '../math/eigen-sym.js';
 import { barrier, barrierFirstDerivative, barrierSecondDerivative, edgeEdgeMollifier } from './barrier.js';
-import { CandidateSet, gatherNode, groupMeans } from './candidate-set.js';
+import { addStencilPattern, CandidateSet, gatherNode, groupMeans } from './candidate-set.js';
 import { SpatialHashBroadPhase } from './broad-phase.js';
 import { edgeEdgeCcd, pointTriangleCcd } from './ccd.js';
 import type { CollisionMesh } from './collision-mesh.js';
@@ -163,9 +163,7 @@ export class BarrierPotential implements PotentialTerm {
       for (let q = 0; q < set.liveCount; q++) {
         const k = set.live[q];
         if (this.candidateDistance2(set, k, x) >= reach2) continue;
-        let m = 0;
-        for (let a = 0; a < 4; a++) if (!fixed[set.nodes[4 * k + a]]) free[m++] = set.nodes[4 * k + a];
-        if (m > 1) builder.addClique(free.subarray(0, m));
+        addStencilPattern(builder, set.nodes, 4 * k, 4, fixed, free);
       }
     }
   }

@@ -1,4 +1,4 @@
-import type { BsrPattern } from '../math/bsr.js';
+import type { BsrPattern, PatternBuilder } from '../math/bsr.js';
 import { edgeEdgeMollifierThreshold } from './barrier.js';
 import type { SpatialHashBroadPhase } from './broad-phase.js';
 import type { CollisionMesh } from './collision-mesh.js';
@@ -154,18 +154,7 @@ export class CandidateSet {
     const fixed = this.mesh.fixedNodes;
     let missing = 0;
     for (let k = 0; k < this.count; k++) {
-      let ok = 1;
-      for (let a = 0; a < 4 && ok; a++) {
-        const na = this.nodes[4 * k + a];
-        if (fixed[na]) continue;
-        for (let b = a + 1; b < 4; b++) {
-          const nb = this.nodes[4 * k + b];
-          if (!fixed[nb] && pattern.slot(na, nb) < 0) {
-            ok = 0;
-            break;
-          }
-        }
-      }
+      const ok = stencilInPattern(pattern, this.nodes, 4 * k, 4, fixed) ? 1 : 0;
       this.covered[k] = ok;
       if (!ok) missing++;
     }
@@ -195,6 +184,26 @@ export function groupMeans(
     for (let k = 0; k < 3; k++) mean[q + k] += b ? a[o + k] - b[o + k] : a[o + k];
   }
   for (let i = 0; i < count.length; i++) if (count[i] > 0) for (let k = 0; k < 3; k++) mean[3 * i + k] /= count[i];
+}
+
+/** Whether every coupling between the free nodes of a stencil (nodes[offset .. offset + size)) is a block of the pattern. */
+export function stencilInPattern(pattern: BsrPattern, nodes: Int32Array, offset: number, size: number, fixed: Uint8Array): boolean {
+  for (let a = 0; a < size; a++) {
+    const na = nodes[offset + a];
+    if (fixed[na]) continue;
+    for (let b = a + 1; b < size; b++) {
+      const nb = nodes[offset + b];
+      if (!fixed[nb] && pattern.slot(na, nb) < 0) return false;
+    }
+  }
+  return true;
+}
+
+/** Registers the couplings between the free nodes of a stencil (nodes[offset .. offset + size)); `free` is 4-long scratch. */
+export function addStencilPattern(builder: PatternBuilder, nodes: Int32Array, offset: number, size: number, fixed: Uint8Array, free: Int32Array): void {
+  let m = 0;
+  for (let a = 0; a < size; a++) if (!fixed[nodes[offset + a]]) free[m++] = nodes[offset + a];
+  if (m > 1) builder.addClique(free.subarray(0, m));
 }
 
 export function gatherNode(x: Float64Array, node: number, out: Float64Array, o: number): void {

@@ -1,7 +1,7 @@
 import type { PotentialTerm } from '../energies/potential.js';
 import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
 import type { ActiveContact, BarrierPotential } from './barrier-potential.js';
-import { gatherNode } from './candidate-set.js';
+import { addStencilPattern, gatherNode, stencilInPattern } from './candidate-set.js';
 import { pairFriction, type CollisionMesh } from './collision-mesh.js';
 import type { EdgeEdgeDistanceType, PointTriangleDistanceType } from './distance.js';
 import {
@@ -168,29 +168,13 @@ export class FrictionPotential implements PotentialTerm {
   private boundPattern: BsrMatrix['pattern'] | null = null;
 
   private covers(pattern: BsrMatrix['pattern']): boolean {
-    const fixed = this.mesh.fixedNodes;
-    for (let k = 0; k < this.count; k++) {
-      const size = this.sizes[k];
-      for (let a = 0; a < size; a++) {
-        const na = this.nodes[4 * k + a];
-        if (fixed[na]) continue;
-        for (let b = a + 1; b < size; b++) {
-          const nb = this.nodes[4 * k + b];
-          if (!fixed[nb] && pattern.slot(na, nb) < 0) return false;
-        }
-      }
-    }
+    for (let k = 0; k < this.count; k++) if (!stencilInPattern(pattern, this.nodes, 4 * k, this.sizes[k], this.mesh.fixedNodes)) return false;
     return true;
   }
 
   addPattern(builder: PatternBuilder): void {
-    const fixed = this.mesh.fixedNodes;
     const free = new Int32Array(4);
-    for (let k = 0; k < this.count; k++) {
-      let m = 0;
-      for (let a = 0; a < this.sizes[k]; a++) if (!fixed[this.nodes[4 * k + a]]) free[m++] = this.nodes[4 * k + a];
-      if (m > 1) builder.addClique(free.subarray(0, m));
-    }
+    for (let k = 0; k < this.count; k++) addStencilPattern(builder, this.nodes, 4 * k, this.sizes[k], this.mesh.fixedNodes, free);
   }
 
   bindPattern(H: BsrMatrix): void {
