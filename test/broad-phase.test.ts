@@ -266,3 +266,31 @@ test('a long sweep of one node coarsens the grid instead of covering millions of
   assertSameSet(got.vt, want.vt, 'vertex-triangle');
   assertSameSet(got.ee, want.ee, 'edge-edge');
 });
+
+test('pair kinds: same-group and cross-group queries split the brute-force pairs by body, honouring self-contact flags', () => {
+  const sc = twoBoxes(51);
+  const nNodes = sc.x.length / 3;
+  const groupOfNode = Int32Array.from({ length: nNodes }, (_, n) => (n < sc.firstBodyNodes ? 0 : 1));
+  const want = bruteForce(sc, sc.dx, 0.5, 0.02, null);
+  const groupOfPair = (kind: 'vt' | 'ee', key: string): [number, number] => {
+    const [p, q] = key.split(',').map(Number);
+    if (kind === 'vt') return [groupOfNode[p], groupOfNode[tri(sc, q)[0]]];
+    return [groupOfNode[sc.surface.edges[2 * p]], groupOfNode[sc.surface.edges[2 * q]]];
+  };
+  const subset = (kind: 'vt' | 'ee', keep: (ga: number, gb: number) => boolean) =>
+    new Set([...want[kind]].filter((key) => keep(...groupOfPair(kind, key))));
+  for (const selfContact of [[1, 1], [0, 1]]) {
+    const bp = new SpatialHashBroadPhase(sc.surface, { groupOfNode, selfContact });
+    bp.findSweptCandidates(sc.x, sc.dx, 0.5, 0.04, 'same-group');
+    const same = hashPairs(sc, bp);
+    const inOwnBody = (ga: number, gb: number) => ga === gb && selfContact[ga] === 1;
+    assertSameSet(same.vt, subset('vt', inOwnBody), `same-group vertex-triangle (self-contact ${selfContact})`);
+    assertSameSet(same.ee, subset('ee', inOwnBody), `same-group edge-edge (self-contact ${selfContact})`);
+    bp.findSweptCandidates(sc.x, sc.dx, 0.5, 0.04, 'cross-group');
+    const cross = hashPairs(sc, bp);
+    assert.ok(cross.vt.size > 0 && cross.ee.size > 0, 'the bodies are close enough to pair');
+    assertSameSet(cross.vt, subset('vt', (ga, gb) => ga !== gb), 'cross-group vertex-triangle');
+    assertSameSet(cross.ee, subset('ee', (ga, gb) => ga !== gb), 'cross-group edge-edge');
+  }
+  assert.throws(() => new SpatialHashBroadPhase(sc.surface).findProximityCandidates(sc.x, 0.1, 'cross-group'), /groupOfNode/);
+});

@@ -62,7 +62,6 @@ export class BarrierPotential implements PotentialTerm {
 
   private readonly broadPhase: SpatialHashBroadPhase;
   private readonly freeVertices: Uint32Array;
-  private readonly selfContact: Uint8Array;
   private readonly anySelfContact: boolean;
   private readonly groupCount: number;
   /** Pairs inside one body, and pairs across bodies and obstacles. */
@@ -94,10 +93,10 @@ export class BarrierPotential implements PotentialTerm {
     if (!(settings.dhat > 0)) throw new Error(`contact: dhat must be positive, got ${settings.dhat}`);
     this.kappa = settings.kappa;
     this.dhat = settings.dhat;
-    this.broadPhase = new SpatialHashBroadPhase(mesh, { fixedNodes: mesh.fixedNodes });
     this.freeVertices = mesh.vertices.filter((v) => !mesh.fixedNodes[v]);
     this.groupCount = mesh.groups.length;
-    this.selfContact = Uint8Array.from(mesh.groups, (g) => (g.selfContact ? 1 : 0));
+    const selfContact = mesh.groups.map((g) => (g.selfContact ? 1 : 0));
+    this.broadPhase = new SpatialHashBroadPhase(mesh, { fixedNodes: mesh.fixedNodes, groupOfNode: mesh.groupOfNode, selfContact });
     this.anySelfContact = mesh.groups.some((g) => g.selfContact && g.kind !== 'particles');
     const sets: CandidateSet[] = [];
     if (this.anySelfContact) sets.push(new CandidateSet(mesh, rest, true, this.dhat, this.freeVertices));
@@ -119,7 +118,7 @@ export class BarrierPotential implements PotentialTerm {
     for (const set of this.sets) {
       if (set.update(x)) continue;
       const t0 = performance.now();
-      set.rebuild(x, this.broadPhase, this.selfContact);
+      set.rebuild(x, this.broadPhase);
       if (this.boundPattern) set.markCovered(this.boundPattern);
       set.update(x);
       this.timing.proximity += performance.now() - t0;
@@ -354,11 +353,12 @@ export class BarrierPotential implements PotentialTerm {
       this.ensureCandidates(x);
       for (const set of this.sets) {
         const motion = set.sameGroup ? this.relativeDisplacement(dx) : dx;
-        // A pair closes by at most 2 sqrt(3) |motion|_inf per unit step. Pairs outside the set are at least dhat
-        // apart at x, so while the step closes less than that only the set's pairs can touch: CCD just those whose
-        // distance (at least dRef - 2 sqrt(3) delta) the step can close. Otherwise sweep the whole surface.
-        const closing = 2 * Math.sqrt(3) * maxAbsOverVertices(motion, this.freeVertices);
-        if (closing * t < 0.9 * this.dhat) t = Math.min(t, this.sweepSet(set, x, motion, t, closing));
+        // A pair's per-axis gap closes by at most 2 |motion|_inf per unit step, and every pair outside the set keeps
+        // a gap of at least set.outsideGap at x: while the step closes less than that, only the set's pairs can
+        // touch, and of those only the ones whose distance (at least dRef - slack) the step can close (at most
+        // 2 sqrt(3) |motion|_inf per unit step). Otherwise sweep the whole surface.
+        const perAxis = 2 * maxAbsOverVertices(motion, this.freeVertices);
+        if (perAxis * t < 0.9 * set.outsideGap) t = Math.min(t, this.sweepSet(set, x, motion, t, Math.sqrt(3) * perAxis));
         else t = Math.min(t, this.sweep(x, motion, t, set.sameGroup));
       }
     }
@@ -369,10 +369,9 @@ export class BarrierPotential implements PotentialTerm {
   /** CCD over the set's pairs that the step can close (see maxStep). */
   private sweepSet(set: CandidateSet, x: Float64Array, motion: Float64Array, tMax: number, closing: number): number {
     const p = this.ccdPoints;
-    const shrink = 2 * Math.sqrt(3) * set.delta;
     let t = tMax;
     for (let k = 0; k < set.count; k++) {
-      if (set.distanceRef[k] - shrink > closing * t) continue;
+      if (set.distanceRef[k] - set.slack[k] > closing * t) continue;
       const o = 4 * k;
       this.loadEndpoints(x, motion, t, set.nodes[o], set.nodes[o + 1], set.nodes[o + 2], set.nodes[o + 3]);
       const toi = set.edgeEdge[k] ? edgeEdgeCcd(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]) : pointTriangleCcd(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
@@ -399,22 +398,18 @@ export class BarrierPotential implements PotentialTerm {
   /** CCD over the swept candidates of one kind (same-group pairs with relative motion, or cross-group pairs). */
   private sweep(x: Float64Array, dx: Float64Array, tMax: number, sameGroup: boolean): number {
     const bp = this.broadPhase;
-    bp.findSweptCandidates(x, dx, tMax, 0);
-    const { triangles, edges, groupOfNode } = this.mesh;
+    bp.findSweptCandidates(x, dx, tMax, 0, sameGroup ? 'same-group' : 'cross-group');
+    const { triangles, edges } = this.mesh;
     const p = this.ccdPoints;
     let t = tMax;
     for (let k = 0; k < bp.vertexTriangleCount; k++) {
       const v = bp.vertexTrianglePairs[2 * k], tri = bp.vertexTrianglePairs[2 * k + 1];
-      const ga = groupOfNode[v], gb = groupOfNode[triangles[3 * tri]];
-      if (sameGroup ? ga !== gb || !this.selfContact[ga] : ga === gb) continue;
       this.loadEndpoints(x, dx, t, v, triangles[3 * tri], triangles[3 * tri + 1], triangles[3 * tri + 2]);
       const toi = pointTriangleCcd(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
       if (toi < 1) t *= toi;
     }
     for (let k = 0; k < bp.edgeEdgeCount; k++) {
       const a = bp.edgeEdgePairs[2 * k], b = bp.edgeEdgePairs[2 * k + 1];
-      const ga = groupOfNode[edges[2 * a]], gb = groupOfNode[edges[2 * b]];
-      if (sameGroup ? ga !== gb || !this.selfContact[ga] : ga === gb) continue;
       this.loadEndpoints(x, dx, t, edges[2 * a], edges[2 * a + 1], edges[2 * b], edges[2 * b + 1]);
       const toi = edgeEdgeCcd(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
       if (toi < 1) t *= toi;

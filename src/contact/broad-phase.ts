@@ -16,7 +16,10 @@
  * checks.
  *
  * Self-contact is included: primitives of the same body are paired like any other, minus the pairs that share a
- * node (a vertex of the triangle, a common edge endpoint), whose distance is zero by construction.
+ * node (a vertex of the triangle, a common edge endpoint), whose distance is zero by construction. With collision
+ * groups (options.groupOfNode) a query can ask for the pairs inside one group only, or across groups only: the
+ * other kind is rejected before any box test, which matters because a body's own near pairs far outnumber the
+ * pairs it has with anything else.
  *
  * All buffers live in the object and only grow, so repeated queries on the same surface allocate nothing once
  * the largest query has been seen.
@@ -39,7 +42,17 @@ export interface BroadPhaseOptions {
   fixedNodes?: ArrayLike<number> | null;
   /** Multiplies the automatic cell size (mean largest box extent over the edges); default 1. */
   cellSizeScale?: number;
+  /** Collision group of each node (a body, an obstacle): enables the `pairs` argument of the queries. */
+  groupOfNode?: ArrayLike<number> | null;
+  /** Per group, nonzero = its own primitives can touch each other (queries for 'same-group' pairs skip the others). */
+  selfContact?: ArrayLike<number> | null;
 }
+
+/**
+ * Which pairs a query lists: all, only pairs inside one collision group (of a group with self-contact), or only
+ * pairs across groups. The last two need options.groupOfNode.
+ */
+export type PairKind = 'all' | 'same-group' | 'cross-group';
 
 /** Hash-table slot marker meaning "empty in this generation". */
 const NO_SLOT = -1;
@@ -196,6 +209,15 @@ export class SpatialHashBroadPhase {
   private readonly triangleCells: Int32Array;
   private readonly edgeTable = new CellTable();
   private readonly triangleTable = new CellTable();
+  /** Collision group of each vertex, edge and triangle (all 0 without options.groupOfNode). */
+  private readonly vertexGroup: Int32Array;
+  private readonly edgeGroup: Int32Array;
+  private readonly triangleGroup: Int32Array;
+  /** Per group, 1 when its pairs are listed by 'same-group' queries. */
+  private readonly groupSelfContact: Uint8Array;
+  private readonly hasGroups: boolean;
+  /** Pair kind of the running query: 0 all, 1 same group, 2 across groups. */
+  private pairMode = 0;
 
   constructor(surface: BroadPhaseSurface, options: BroadPhaseOptions = {}) {
     if (surface.edges.length % 2 !== 0) throw new Error('broad phase: edges must hold 2 node ids each');
@@ -215,6 +237,16 @@ export class SpatialHashBroadPhase {
     this.vertexCells = new Int32Array(6 * this.nv);
     this.edgeCells = new Int32Array(6 * this.ne);
     this.triangleCells = new Int32Array(6 * this.nt);
+    const group = options.groupOfNode ?? null;
+    this.hasGroups = group !== null;
+    const groupOf = (nodes: Int32Array, arity: number) => Int32Array.from({ length: nodes.length / arity }, (_, p) => (group ? group[nodes[arity * p]] : 0));
+    this.vertexGroup = groupOf(this.vertices, 1);
+    this.edgeGroup = groupOf(this.edges, 2);
+    this.triangleGroup = groupOf(this.triangles, 3);
+    let groups = 1;
+    for (const g of this.vertexGroup) groups = Math.max(groups, g + 1);
+    this.groupSelfContact = new Uint8Array(groups);
+    for (let g = 0; g < groups; g++) this.groupSelfContact[g] = options.selfContact ? (options.selfContact[g] ? 1 : 0) : 1;
   }
 
   /** Changes the fixed-node mask (null: keep every pair). */
@@ -223,18 +255,18 @@ export class SpatialHashBroadPhase {
   }
 
   /** Active-set candidates: every pair whose distance at x could be below dhat (boxes inflated by dhat/2). */
-  findProximityCandidates(x: ArrayLike<number>, dhat: number): void {
+  findProximityCandidates(x: ArrayLike<number>, dhat: number, pairs: PairKind = 'all'): void {
     if (!(dhat >= 0)) throw new Error(`broad phase: dhat must be >= 0, got ${dhat}`);
-    this.run(x, null, 0, 0.5 * dhat);
+    this.run(x, null, 0, 0.5 * dhat, pairs);
   }
 
   /**
    * CCD candidates: every pair that could come within `margin` while each node moves linearly from x to
    * x + s dx (boxes of both ends, inflated by margin/2).
    */
-  findSweptCandidates(x: ArrayLike<number>, dx: ArrayLike<number>, s: number, margin = 0): void {
+  findSweptCandidates(x: ArrayLike<number>, dx: ArrayLike<number>, s: number, margin = 0, pairs: PairKind = 'all'): void {
     if (!(margin >= 0)) throw new Error(`broad phase: margin must be >= 0, got ${margin}`);
-    this.run(x, dx, s, 0.5 * margin);
+    this.run(x, dx, s, 0.5 * margin, pairs);
   }
 
   /**
@@ -243,6 +275,7 @@ export class SpatialHashBroadPhase {
    * the vertex-triangle and edge-edge lists of an earlier query are left as they were.
    */
   findEdgeTriangleCandidates(x: ArrayLike<number>): void {
+    this.pairMode = 0;
     fillBoxes(this.vertices, 1, x, null, 0, 0, this.vertexBoxes);
     fillBoxes(this.edges, 2, x, null, 0, 0, this.edgeBoxes);
     fillBoxes(this.triangles, 3, x, null, 0, 0, this.triangleBoxes);
@@ -252,7 +285,9 @@ export class SpatialHashBroadPhase {
     this.collectEdgeTriangle();
   }
 
-  private run(x: ArrayLike<number>, dx: ArrayLike<number> | null, s: number, inflate: number): void {
+  private run(x: ArrayLike<number>, dx: ArrayLike<number> | null, s: number, inflate: number, pairs: PairKind): void {
+    if (pairs !== 'all' && !this.hasGroups) throw new Error(`broad phase: '${pairs}' pairs need options.groupOfNode`);
+    this.pairMode = pairs === 'all' ? 0 : pairs === 'same-group' ? 1 : 2;
     fillBoxes(this.vertices, 1, x, dx, s, inflate, this.vertexBoxes);
     fillBoxes(this.edges, 2, x, dx, s, inflate, this.edgeBoxes);
     fillBoxes(this.triangles, 3, x, dx, s, inflate, this.triangleBoxes);
@@ -297,6 +332,24 @@ export class SpatialHashBroadPhase {
     }
     this.cellSize = h;
     cellRanges(this.vertexBoxes, lo, 1 / h, this.vertexCells);
+    if (this.pairMode === 1) {
+      // Primitives of groups without self-contact take no part in a same-group query: an empty cell range keeps
+      // them out of the tables (an obstacle's large triangles would otherwise cover many cells).
+      emptyRanges(this.vertexCells, this.vertexGroup, this.groupSelfContact);
+      emptyRanges(this.edgeCells, this.edgeGroup, this.groupSelfContact);
+      emptyRanges(this.triangleCells, this.triangleGroup, this.groupSelfContact);
+    }
+  }
+
+  /** Whether the running query skips pairs between groups ga and gb (see PairKind). */
+  private skipGroups(ga: number, gb: number): boolean {
+    const mode = this.pairMode;
+    return mode === 1 ? ga !== gb : mode === 2 && ga === gb;
+  }
+
+  /** Whether the running query lists no pair of a primitive of group g ('same-group' queries, g without self-contact). */
+  private skipGroup(g: number): boolean {
+    return this.pairMode === 1 && this.groupSelfContact[g] === 0;
   }
 
   private allFixed(a: number, b: number, c: number, d: number): boolean {
@@ -307,9 +360,12 @@ export class SpatialHashBroadPhase {
   private collectVertexTriangle(): void {
     const vb = this.vertexBoxes, tb = this.triangleBoxes, vc = this.vertexCells, tc = this.triangleCells;
     const tris = this.triangles, table = this.triangleTable;
+    const vg = this.vertexGroup, tg = this.triangleGroup;
     for (let i = 0; i < this.nv; i++) {
       const v = this.vertices[i];
       const o = 6 * i;
+      const g = vg[i];
+      if (this.skipGroup(g)) continue;
       for (let iz = vc[o + 2]; iz <= vc[o + 5]; iz++) {
         for (let iy = vc[o + 1]; iy <= vc[o + 4]; iy++) {
           for (let ix = vc[o]; ix <= vc[o + 3]; ix++) {
@@ -317,6 +373,7 @@ export class SpatialHashBroadPhase {
             if (slot === NO_SLOT) continue;
             for (let q = table.begin[slot], qe = table.end[slot]; q < qe; q++) {
               const t = table.entries[q];
+              if (this.skipGroups(g, tg[t])) continue;
               const p = 6 * t;
               // Report only in the cell of the intersection's lowest corner (see the module comment).
               if (Math.max(vc[o], tc[p]) !== ix || Math.max(vc[o + 1], tc[p + 1]) !== iy || Math.max(vc[o + 2], tc[p + 2]) !== iz) continue;
@@ -334,9 +391,12 @@ export class SpatialHashBroadPhase {
 
   private collectEdgeEdge(): void {
     const eb = this.edgeBoxes, ec = this.edgeCells, edges = this.edges, table = this.edgeTable;
+    const eg = this.edgeGroup;
     for (let a = 0; a < this.ne; a++) {
       const o = 6 * a;
       const a0 = edges[2 * a], a1 = edges[2 * a + 1];
+      const g = eg[a];
+      if (this.skipGroup(g)) continue;
       for (let iz = ec[o + 2]; iz <= ec[o + 5]; iz++) {
         for (let iy = ec[o + 1]; iy <= ec[o + 4]; iy++) {
           for (let ix = ec[o]; ix <= ec[o + 3]; ix++) {
@@ -344,7 +404,7 @@ export class SpatialHashBroadPhase {
             if (slot === NO_SLOT) continue;
             for (let q = table.begin[slot], qe = table.end[slot]; q < qe; q++) {
               const b = table.entries[q];
-              if (b <= a) continue; // each unordered pair once, from its lower edge
+              if (b <= a || this.skipGroups(g, eg[b])) continue; // each unordered pair once, from its lower edge
               const p = 6 * b;
               if (Math.max(ec[o], ec[p]) !== ix || Math.max(ec[o + 1], ec[p + 1]) !== iy || Math.max(ec[o + 2], ec[p + 2]) !== iz) continue;
               if (!boxesOverlap(eb, o, eb, p)) continue;
@@ -461,6 +521,15 @@ function growBounds(boxes: Float64Array, lo: Float64Array, hi: Float64Array): vo
       if (boxes[o + d] < lo[d]) lo[d] = boxes[o + d];
       if (boxes[o + 3 + d] > hi[d]) hi[d] = boxes[o + 3 + d];
     }
+  }
+}
+
+/** Gives the primitives of groups whose flag is 0 an empty cell range (lo > hi). */
+function emptyRanges(cells: Int32Array, group: Int32Array, keep: Uint8Array): void {
+  for (let p = 0; p < group.length; p++) {
+    if (keep[group[p]]) continue;
+    cells[6 * p] = 1;
+    cells[6 * p + 3] = 0;
   }
 }
 

@@ -4,16 +4,15 @@ import type { SpatialHashBroadPhase } from './broad-phase.js';
 import type { CollisionMesh } from './collision-mesh.js';
 import { edgeEdgeDistance2, edgeEdgeDistanceType, pointTriangleDistance2, pointTriangleDistanceType } from './distance.js';
 
-const SQRT3 = Math.sqrt(3);
-
 /**
  * Contact candidates of one kind, pairs inside one body (self-contact) or pairs across groups, kept as 4-node
  * stencils: [vertex, t0, t1, t2] for vertex-triangle pairs, [ea0, ea1, eb0, eb1] for edge-edge pairs.
  *
- * The set is built at a reference position with a look-ahead margin and stays valid while every collision vertex
- * stays within margin/2 (per axis) of it; then any pair closer than dhat is in the set. Inside one body only the
- * motion relative to the body's mean displacement counts (a common translation changes no distance in it), so a
- * falling or flying body keeps its self-contact set for many steps.
+ * The set is built at a reference position from boxes inflated by (dhat + margin)/2: a pair left out has a gap of at
+ * least dhat + margin along some axis there. It stays valid while every collision vertex stays within margin/2 (per
+ * axis) of the reference, because that gap then stays at least dhat. Inside one body only the motion relative to
+ * the body's mean displacement counts (a common translation changes no distance in it), so a falling or flying
+ * body keeps its self-contact set for many steps.
  */
 export class CandidateSet {
   count = 0;
@@ -27,6 +26,12 @@ export class CandidateSet {
   covered = new Uint8Array(0);
   /** Distance of each candidate at the reference position. */
   distanceRef = new Float64Array(0);
+  /**
+   * Per candidate, how much closer than distanceRef it can be at the x of the last `update`: the largest
+   * displacement among its first primitive's nodes plus the largest among its second's (Euclidean, relative to
+   * the group's mean for pairs inside a body).
+   */
+  slack = new Float64Array(0);
   /** Candidates that can be closer than dhat at the x of the last `update` (the others provably are not). */
   live = new Int32Array(0);
   liveCount = 0;
@@ -35,6 +40,8 @@ export class CandidateSet {
   delta = 0;
   private built = false;
   private readonly xRef: Float64Array;
+  /** Euclidean displacement of each node from the reference (free collision vertices only). */
+  private readonly moved: Float64Array;
   private readonly scratch = new Float64Array(12);
   private readonly groupShift: Float64Array;
   private readonly groupSize: Float64Array;
@@ -50,40 +57,60 @@ export class CandidateSet {
   ) {
     this.margin = dhat;
     this.xRef = new Float64Array(3 * mesh.nNodes);
+    this.moved = new Float64Array(mesh.nNodes);
     this.groupShift = new Float64Array(3 * mesh.groups.length);
     this.groupSize = new Float64Array(mesh.groups.length);
   }
 
   /**
    * Prepares the set for x: false when x is out of its reach (rebuild, then update again). Otherwise lists the
-   * live candidates: a pair whose distance was dRef at the reference has moved closer by at most 2 sqrt(3) delta
-   * (delta the largest per-axis vertex displacement), so only those with dRef - 2 sqrt(3) delta < dhat can be active.
+   * live candidates: those whose reference distance minus their slack is below dhat.
    */
   update(x: Float64Array): boolean {
     if (!this.built) return false;
     const delta = this.displacement(x);
     if (2 * delta > this.margin) return false;
     this.delta = delta;
-    const reach = this.dhat + 2 * SQRT3 * delta;
+    const { nodes, edgeEdge, distanceRef, slack, live, moved } = this;
     let n = 0;
-    for (let k = 0; k < this.count; k++) if (this.distanceRef[k] < reach) this.live[n++] = k;
+    for (let k = 0; k < this.count; k++) {
+      const o = 4 * k;
+      const a = moved[nodes[o]], b = moved[nodes[o + 1]], c = moved[nodes[o + 2]], d = moved[nodes[o + 3]];
+      // Vertex-triangle: [v | t0 t1 t2]; edge-edge: [a0 a1 | b0 b1].
+      const s = edgeEdge[k] ? Math.max(a, b) + Math.max(c, d) : a + Math.max(b, c, d);
+      slack[k] = s;
+      if (distanceRef[k] - s < this.dhat) live[n++] = k;
+    }
     this.liveCount = n;
     return true;
   }
 
-  /** Largest per-axis displacement of a free vertex since the reference, relative to its group's mean if sameGroup. */
+  /**
+   * Per-axis gap that every pair outside the set keeps at the x of the last `update` (at least dhat): a step
+   * whose per-axis motion closes less than this can only bring the set's own pairs into contact.
+   */
+  get outsideGap(): number {
+    return this.dhat + this.margin - 2 * this.delta;
+  }
+
+  /**
+   * Largest per-axis displacement of a free vertex since the reference, relative to its group's mean if sameGroup;
+   * leaves each vertex's Euclidean displacement in `moved`.
+   */
   displacement(x: Float64Array): number {
     const r = this.xRef;
     const shift = this.groupShift;
     if (this.sameGroup) groupMeans(this.mesh, this.freeVertices, x, r, shift, this.groupSize);
     else shift.fill(0);
     const g = this.mesh.groupOfNode;
+    const moved = this.moved;
     let m = 0;
     for (const v of this.freeVertices) {
       const o = 3 * v, q = 3 * g[v];
       const a = Math.abs(x[o] - r[o] - shift[q]);
       const b = Math.abs(x[o + 1] - r[o + 1] - shift[q + 1]);
       const c = Math.abs(x[o + 2] - r[o + 2] - shift[q + 2]);
+      moved[v] = Math.sqrt(a * a + b * b + c * c);
       if (a > m) m = a;
       if (b > m) m = b;
       if (c > m) m = c;
@@ -92,16 +119,15 @@ export class CandidateSet {
   }
 
   /**
-   * Rebuilds the set at x from a proximity query of the broad phase (run here with dhat + margin). The margin
-   * grows with the motion seen since the last build (up to 10 dhat) so fast bodies do not rebuild every call.
+   * Rebuilds the set at x from a proximity query of the broad phase (run here with dhat + margin), listing only
+   * its kind of pairs.
    */
-  rebuild(x: Float64Array, broadPhase: SpatialHashBroadPhase, selfContact: Uint8Array): void {
-    // Across bodies the look-ahead grows with the motion seen (fast bodies would rebuild every call). Inside a body
-    // the neighbourhood is dense (the set grows with the square of the reach) and a vibrating body outruns any
-    // margin anyway, so the margin stays at dhat there.
-    if (this.built && !this.sameGroup) this.margin = Math.min(10 * this.dhat, Math.max(this.dhat, 2 * this.displacement(x)));
-    broadPhase.findProximityCandidates(x, this.dhat + this.margin);
-    const { triangles, edges, groupOfNode } = this.mesh;
+  rebuild(x: Float64Array, broadPhase: SpatialHashBroadPhase): void {
+    // The look-ahead grows with the motion seen since the last build, so a fast body does not rebuild every call.
+    // Inside a body the neighbourhood is dense (the set grows with the square of the reach), so the cap is lower.
+    if (this.built) this.margin = Math.min((this.sameGroup ? 4 : 10) * this.dhat, Math.max(this.dhat, 2 * this.displacement(x)));
+    broadPhase.findProximityCandidates(x, this.dhat + this.margin, this.sameGroup ? 'same-group' : 'cross-group');
+    const { triangles, edges } = this.mesh;
     const capacity = broadPhase.vertexTriangleCount + broadPhase.edgeEdgeCount;
     if (this.edgeEdge.length < capacity) {
       this.nodes = new Int32Array(4 * capacity);
@@ -109,13 +135,12 @@ export class CandidateSet {
       this.mollifierEps = new Float64Array(capacity);
       this.covered = new Uint8Array(capacity);
       this.distanceRef = new Float64Array(capacity);
+      this.slack = new Float64Array(capacity);
       this.live = new Int32Array(capacity);
     }
     let n = 0;
-    const keep = (ga: number, gb: number) => (this.sameGroup ? ga === gb && selfContact[ga] === 1 : ga !== gb);
     for (let k = 0; k < broadPhase.vertexTriangleCount; k++) {
       const v = broadPhase.vertexTrianglePairs[2 * k], t = broadPhase.vertexTrianglePairs[2 * k + 1];
-      if (!keep(groupOfNode[v], groupOfNode[triangles[3 * t]])) continue;
       const o = 4 * n;
       this.nodes[o] = v;
       this.nodes[o + 1] = triangles[3 * t];
@@ -127,7 +152,6 @@ export class CandidateSet {
     }
     for (let k = 0; k < broadPhase.edgeEdgeCount; k++) {
       const a = broadPhase.edgeEdgePairs[2 * k], b = broadPhase.edgeEdgePairs[2 * k + 1];
-      if (!keep(groupOfNode[edges[2 * a]], groupOfNode[edges[2 * b]])) continue;
       const o = 4 * n;
       this.nodes[o] = edges[2 * a];
       this.nodes[o + 1] = edges[2 * a + 1];
@@ -146,6 +170,7 @@ export class CandidateSet {
       this.distanceRef[k] = Math.sqrt(d2);
     }
     this.xRef.set(x);
+    this.moved.fill(0);
     this.built = true;
   }
 

@@ -1,0 +1,162 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { barrier, edgeEdgeMollifier, edgeEdgeMollifierThreshold } from '../src/contact/barrier.js';
+import { edgeEdgeDistance2, edgeEdgeDistanceType, pointTriangleDistance2, pointTriangleDistanceType } from '../src/contact/distance.js';
+import { findIntersection } from '../src/contact/intersection.js';
+import { buildModel } from '../src/scene/build.js';
+import { parseScene } from '../src/scene/schema.js';
+import { rng } from './numeric-helpers.js';
+
+// The barrier reuses its contact candidates while vertices stay near where they were found and lets the CCD look at
+// those candidates only when a step is short. Both shortcuts are checked here against brute force over every pair.
+
+const dhat = 0.002;
+
+/**
+ * A thin slab (its faces 1.5 mm apart, dhat = 2 mm: self-contact active at rest) with selfContact on, and a block
+ * whose bottom is `gap` above it.
+ */
+function slabModel(gap: number) {
+  const slab = {
+    name: 'slab',
+    mesh: { type: 'box' as const, size: [0.1, 0.0015, 0.1] as [number, number, number], cells: [3, 1, 3] as [number, number, number] },
+    transform: { translate: [0, 0.05, 0] as [number, number, number] },
+    material: { model: 'neo-hookean' as const, youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
+    selfContact: true,
+  };
+  const block = {
+    ...slab,
+    name: 'block',
+    mesh: { ...slab.mesh, size: [0.06, 0.03, 0.06] as [number, number, number], cells: [2, 1, 2] as [number, number, number] },
+    transform: { translate: [0.017, 0.0515 + gap, 0.023] as [number, number, number] },
+  };
+  return buildModel(parseScene({ name: 'slab', duration: 0.1, dt: 0.01, contact: { kappa: 1e3, dhat }, bodies: [slab, block] }));
+}
+
+/** Every vertex-triangle and edge-edge pair of the collision mesh that shares no node. */
+function allPairs(mesh: { vertices: Uint32Array; edges: Uint32Array; triangles: Uint32Array }): { nodes: number[]; edgeEdge: boolean }[] {
+  const pairs: { nodes: number[]; edgeEdge: boolean }[] = [];
+  const { vertices, edges, triangles } = mesh;
+  for (const v of vertices) {
+    for (let t = 0; t < triangles.length / 3; t++) {
+      const tri = [triangles[3 * t], triangles[3 * t + 1], triangles[3 * t + 2]];
+      if (!tri.includes(v)) pairs.push({ nodes: [v, ...tri], edgeEdge: false });
+    }
+  }
+  for (let a = 0; a < edges.length / 2; a++) {
+    for (let b = a + 1; b < edges.length / 2; b++) {
+      const ns = [edges[2 * a], edges[2 * a + 1], edges[2 * b], edges[2 * b + 1]];
+      if (new Set(ns).size === 4) pairs.push({ nodes: ns, edgeEdge: true });
+    }
+  }
+  return pairs;
+}
+
+function gather(x: Float64Array, nodes: number[]): Float64Array {
+  const out = new Float64Array(12);
+  nodes.forEach((n, i) => out.set(x.subarray(3 * n, 3 * n + 3), 3 * i));
+  return out;
+}
+
+/** Squared distance of a pair at x (its positions left in the returned stencil). */
+function pairDistance2(p: { nodes: number[]; edgeEdge: boolean }, x: Float64Array): { d2: number; s: Float64Array } {
+  const s = gather(x, p.nodes);
+  return { d2: p.edgeEdge ? edgeEdgeDistance2(s, edgeEdgeDistanceType(s)) : pointTriangleDistance2(s, pointTriangleDistanceType(s)), s };
+}
+
+/** Barrier energy over all pairs (same units as BarrierPotential.energy). */
+function bruteEnergy(pairs: ReturnType<typeof allPairs>, rest: Float64Array, x: Float64Array, kappa: number): { energy: number; active: number } {
+  let e = 0;
+  let active = 0;
+  for (const p of pairs) {
+    const { d2, s } = pairDistance2(p, x);
+    if (d2 >= dhat * dhat) continue;
+    active++;
+    const m = p.edgeEdge ? edgeEdgeMollifier(s, edgeEdgeMollifierThreshold(gather(rest, p.nodes))) : 1;
+    e += m * barrier(d2, dhat * dhat);
+  }
+  return { energy: (kappa / (dhat * dhat)) * e, active };
+}
+
+/** Smallest distance over all pairs at x. */
+function bruteMinDistance(pairs: ReturnType<typeof allPairs>, x: Float64Array): number {
+  let m = Infinity;
+  for (const p of pairs) m = Math.min(m, pairDistance2(p, x).d2);
+  return Math.sqrt(m);
+}
+
+test('reused candidate sets give the brute-force barrier energy along a random walk (self and cross pairs, sets kept and rebuilt)', () => {
+  const model = slabModel(0.012);
+  const barrier = model.contact!.barrier;
+  const mesh = model.contact!.mesh;
+  const pairs = allPairs(mesh);
+  const r = rng(7);
+  const x = Float64Array.from(model.x0);
+  let activeStates = 0;
+  let gap = 0.012;
+  for (let step = 0; step < 60; step++) {
+    // The block comes down 0.3 mm per step (the sets are reused for a few steps, then rebuilt) to within dhat of the
+    // slab and stays there; both bodies jitter by 0.1 mm per node and drift as a whole (the self-contact set
+    // ignores a body's drift); every 7th step the slab bends by up to 3 mm.
+    const down = Math.min(3e-4, gap - 1.2e-3);
+    gap -= down;
+    const bend = step % 7 === 6 ? 3e-3 * (2 * r() - 1) : 0;
+    const drift = [0.004 * (r() - 0.5), 0.004 * (r() - 0.5), 0.004 * (r() - 0.5)];
+    const trial = Float64Array.from(x);
+    for (let n = 0; n < model.nNodes; n++) {
+      const inBlock = mesh.groupOfNode[n] === 1;
+      for (let d = 0; d < 3; d++) {
+        let v = 1e-4 * (2 * r() - 1) + (inBlock ? 0 : drift[d]);
+        if (d === 1 && inBlock) v += drift[1] - down;
+        if (d === 1 && !inBlock) v += bend * Math.sin(30 * model.x0[3 * n]);
+        trial[3 * n + d] += v;
+      }
+    }
+    const want = bruteEnergy(pairs, model.rest, trial, barrier.kappa);
+    if (!Number.isFinite(want.energy) || findIntersection(mesh, trial)) continue;
+    x.set(trial);
+    const got = barrier.energy(x);
+    assert.ok(Math.abs(got - want.energy) <= 1e-9 * Math.max(1, want.energy), `step ${step}: energy ${got} vs brute force ${want.energy}`);
+    assert.equal(barrier.activeContacts(x, null).count, want.active, `step ${step}: active pair count`);
+    if (want.active > 0) activeStates++;
+  }
+  assert.ok(activeStates > 30, `the walk should keep pairs active (${activeStates} states)`);
+});
+
+test('the CCD filter never lets a step bring any pair into contact, short steps (candidates only) and long ones (full sweep)', () => {
+  const model = slabModel(0.03);
+  const barrier = model.contact!.barrier;
+  const mesh = model.contact!.mesh;
+  const pairs = allPairs(mesh);
+  const r = rng(11);
+  const x = Float64Array.from(model.x0);
+  const slabTop = (n: number) => mesh.groupOfNode[n] === 0 && model.x0[3 * n + 1] > 0.0505;
+  let limited = 0;
+  for (let trial = 0; trial < 40; trial++) {
+    // Push the block down onto the slab by 0.05 to 60 mm (from 3 cm away it can pass through in one step), its
+    // nodes jittering by a fifth of that; every other trial also press the slab's top face onto its bottom face,
+    // the slab jittering too (the other trials leave the slab still, so the block alone decides the step).
+    const size = 5e-5 * Math.pow(1200, r());
+    const dx = new Float64Array(x.length);
+    for (let n = 0; n < model.nNodes; n++) {
+      const inBlock = mesh.groupOfNode[n] === 1;
+      if (!inBlock && trial % 2 === 1) continue;
+      for (let d = 0; d < 3; d++) dx[3 * n + d] = 0.2 * size * (2 * r() - 1);
+      if (inBlock || slabTop(n)) dx[3 * n + 1] = -size * (0.5 + r());
+    }
+    barrier.energy(x); // a line search evaluates x first: the sets are prepared there
+    const t = barrier.maxStep(x, dx);
+    assert.ok(t >= 0 && t <= 1);
+    if (t < 1) limited++;
+    // Sample the path up to t: no pair may reach zero distance on the way.
+    for (let s = 1; s <= 8; s++) {
+      const y = Float64Array.from(x, (v, i) => v + (s / 8) * t * dx[i]);
+      const d = bruteMinDistance(pairs, y);
+      assert.ok(d > 0, `trial ${trial} (step ${size.toExponential(2)} m): distance ${d} at ${s}/8 of the allowed step`);
+      assert.equal(findIntersection(mesh, y), null, `trial ${trial}: intersection on the way`);
+    }
+    // Move a quarter of the way, so later trials start from states closer to contact.
+    for (let i = 0; i < x.length; i++) x[i] += 0.25 * t * dx[i];
+  }
+  assert.ok(limited > 5 && limited < 40, `some steps limited by the filter, some not (${limited} of 40)`);
+});
