@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, mkdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { boxGrid, boxGridNode, icosphere } from '../src/mesh/generators.js';
-import { type TetMesh, meshStats, orientTets, tetVolume } from '../src/mesh/tet-mesh.js';
+import { type TetMesh, meshStats, orientTets, sortTetsSpatially, tetVolume } from '../src/mesh/tet-mesh.js';
 import { enclosedVolume, extractSurface, surfaceEdges } from '../src/mesh/surface.js';
 import {
   MeshFileError,
@@ -366,3 +366,22 @@ for (const spec of SHIPPED) {
     assertClosedOutward(m, spec.name, 1e-9);
   });
 }
+
+test('sortTetsSpatially: the same tets (orientation kept) in an order where neighbours in the list share nodes', () => {
+  const grid = boxGrid([1, 1, 1], [6, 6, 6]);
+  // Shuffle the tets (a deterministic permutation), as a file might list them.
+  const n = grid.tets.length / 4;
+  const shuffled = new Uint32Array(grid.tets.length);
+  for (let e = 0; e < n; e++) shuffled.set(grid.tets.subarray(4 * ((e * 7919) % n), 4 * ((e * 7919) % n) + 4), 4 * e);
+  const sorted = sortTetsSpatially(grid.positions, shuffled);
+  const key = (t: Uint32Array, e: number) => Array.from(t.subarray(4 * e, 4 * e + 4)).join(',');
+  const before = new Set(Array.from({ length: n }, (_, e) => key(shuffled, e)));
+  assert.equal(before.size, n);
+  for (let e = 0; e < n; e++) assert.ok(before.has(key(sorted, e)), `tet ${key(sorted, e)} is one of the input tets, nodes in the same order`);
+  const sharing = (t: Uint32Array) => {
+    let count = 0;
+    for (let e = 1; e < n; e++) if (Array.from(t.subarray(4 * e, 4 * e + 4)).some((v) => t.subarray(4 * e - 4, 4 * e).includes(v))) count++;
+    return count / (n - 1);
+  };
+  assert.ok(sharing(sorted) > 0.8 && sharing(shuffled) < 0.2, `consecutive tets sharing a node: ${sharing(sorted)} sorted, ${sharing(shuffled)} shuffled`);
+});

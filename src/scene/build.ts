@@ -8,7 +8,7 @@ import { BarrierPotential } from '../contact/barrier-potential.js';
 import { buildCollisionMesh, type CollisionGroupInput, type ContactPlane } from '../contact/collision-mesh.js';
 import { boxGrid, stairsSurface } from '../mesh/generators.js';
 import { extractSurface } from '../mesh/surface.js';
-import type { TetMesh } from '../mesh/tet-mesh.js';
+import { sortTetsSpatially, type TetMesh } from '../mesh/tet-mesh.js';
 import type { BodyInfo, ConstraintMotion, ContactModel, Model } from '../model/model.js';
 import { SceneError, type BodyDef, type Obstacle, type Region, type Scene } from './schema.js';
 
@@ -226,7 +226,8 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
   } else {
     const tm = mesh.type === 'box' ? boxGrid(mesh.size, mesh.cells, { tetsPerCell: mesh.tetsPerCell }) : resolveMesh(def, index);
     positions = new Float64Array(tm.positions);
-    tets = tm.tets;
+    // Generated boxes are listed cell by cell already; a file's tets may come in any order.
+    tets = mesh.type === 'box' ? tm.tets : sortTetsSpatially(tm.positions, tm.tets);
     mass = new Float64Array(positions.length / 3);
   }
   applyTransform(positions, def.transform);
