@@ -319,3 +319,18 @@ test('distances do not depend on the type being passed or computed, and null out
   assert.ok(Math.abs(g[5] + g[8] + g[11] + 1.8) < 1e-14);
   assert.ok(Math.abs(h[2 * 12 + 2] - 2) < 1e-14);
 });
+
+test('edge-edge: collinear edges apart along their line are measured end to end (a pair from the bunny mesh)', () => {
+  // Edge a runs down to y = 0.4322, edge b starts 1.36 mm further along the same line (sin^2 of the angle 8e-16,
+  // just above the parallel threshold): the round-off in the interior parameters once classed this pair interior
+  // and measured 1e-11 m. The exact distance is between the two nearest endpoints (ea1, eb1).
+  const x = Float64Array.from([
+    -0.0963920256, 0.43658673200000003, -0.074919769, -0.0940996541, 0.43224613, -0.0732607741,
+    -0.0922163021, 0.4286800062, -0.0718977877, -0.0934992928, 0.43110934700000003, -0.0728262912,
+  ]);
+  const type = edgeEdgeDistanceType(x);
+  assert.equal(type, EdgeEdgeDistanceType.EA1_EB1);
+  const endToEnd = Math.hypot(x[3] - x[9], x[4] - x[10], x[5] - x[11]);
+  assert.ok(Math.abs(Math.sqrt(edgeEdgeDistance2(x, type)) - endToEnd) < 1e-15);
+  assert.ok(endToEnd > 1.3e-3);
+});

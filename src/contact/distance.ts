@@ -45,6 +45,12 @@ export type EdgeEdgeDistanceType = (typeof EdgeEdgeDistanceType)[keyof typeof Ed
 
 /** Edges count as parallel when |ea x eb|^2 < this * |ea|^2 |eb|^2 (sin^2 of the angle; ipc-toolkit's value). */
 export const EDGE_EDGE_PARALLEL_THRESHOLD = 2.5e-16;
+/**
+ * Relative round-off allowed in the numerators of the interior closest-point parameters before edges count as
+ * parallel (1e-16 round-off over a 1e-5 tolerance on s and t; see edgeEdgeDistanceType). Without it, two collinear
+ * edges a millimetre apart along their line (a bunny mesh has such pairs) were classed interior with distance 1e-11.
+ */
+const EDGE_EDGE_ROUND_OFF = 1e-11;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Scratch (module level: the hot paths allocate nothing).
@@ -438,7 +444,11 @@ export function edgeEdgeDistanceType(x: ArrayLike<number>): EdgeEdgeDistanceType
   const cz = ux * vy - uy * vx;
   const D = cx * cx + cy * cy + cz * cz; // = a c - b^2, without the cancellation
   if (D < EDGE_EDGE_PARALLEL_THRESHOLD * a * c) return edgeEdgeParallelDistanceType(x);
-  // |w + s u - t v|^2 is stationary at s = (b e - c d)/D, t = (a e - b d)/D.
+  // |w + s u - t v|^2 is stationary at s = (b e - c d)/D, t = (a e - b d)/D. For nearly parallel edges both
+  // numerators are differences of nearly equal products: once their round-off (~1e-16 of the products) could move
+  // s or t by 1e-5, the interior closest points are unknowable and the endpoint types decide (for so small an
+  // angle they differ from the line-line distance by a negligible amount, and the mollifier has muted the pair).
+  if (EDGE_EDGE_ROUND_OFF * (Math.abs(b * e) + Math.abs(c * d) + Math.abs(a * e) + Math.abs(b * d)) > D) return edgeEdgeParallelDistanceType(x);
   const sN = b * e - c * d;
   let sCase: 0 | 1 | 2; // 0: s = 0, 1: s = 1, 2: interior
   let tN: number;
