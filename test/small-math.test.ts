@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { svd3 } from '../src/math/svd3.js';
-import { isPositiveDefinite, projectPsdInPlace, psdScratchLength, symmetricEigen } from '../src/math/eigen-sym.js';
+import { isPositiveDefinite, projectPsdInPlace, projectPsdTranslationInvariant, psdScratchLength, symmetricEigen } from '../src/math/eigen-sym.js';
 import {
   cofactor3,
   det3,
@@ -220,4 +220,47 @@ test('isPositiveDefinite: accepts PD, rejects semi-definite and indefinite matri
     const minEig = Math.min(...w);
     if (Math.abs(minEig) > 1e-9) assert.equal(isPositiveDefinite(A, 3, work), minEig > 0);
   }
+});
+
+test('projectPsdTranslationInvariant: the same projection as the full eigenvalue clamp, for 2 to 4 points used of 4', () => {
+  const r = rng(77);
+  const scratch = new Float64Array(psdScratchLength(12));
+  let indefinite = 0;
+  for (let trial = 0; trial < 60; trial++) {
+    // The Hessian of a function of the used points' differences to the first one: D^T M D with M random and
+    // indefinite, D the difference map; the other points' rows and columns are zero.
+    const used = [[0, 1], [0, 2], [1, 3], [0, 1, 2], [1, 2, 3], [0, 1, 2, 3]][trial % 6];
+    const m = used.length;
+    const B = Array.from({ length: 3 * m }, () => Array.from({ length: 3 * (m - 1) }, () => 2 * r() - 1));
+    // Differences y_j = x_{j+1} - x_0 (j < m - 1): A_used = D^T M D with M = B'^T diag(+-) B' indefinite.
+    const M = new Float64Array(9 * (m - 1) * (m - 1));
+    const signs = Array.from({ length: 3 * m }, () => (r() < 0.6 ? 1 : -1));
+    for (let i = 0; i < 3 * (m - 1); i++) for (let j = 0; j < 3 * (m - 1); j++) {
+      let s = 0;
+      for (let k = 0; k < 3 * m; k++) s += signs[k] * B[k][i] * B[k][j];
+      M[3 * (m - 1) * i + j] = s;
+    }
+    const A = new Float64Array(144);
+    const coeff = (j: number, u: number) => (u === 0 ? -1 : u === j + 1 ? 1 : 0); // d y_j / d x_u
+    for (let u = 0; u < m; u++) for (let v = 0; v < m; v++) for (let i = 0; i < 3; i++) for (let k = 0; k < 3; k++) {
+      let s = 0;
+      for (let a = 0; a < m - 1; a++) for (let b = 0; b < m - 1; b++) s += coeff(a, u) * coeff(b, v) * M[3 * (m - 1) * (3 * a + i) + 3 * b + k];
+      A[12 * (3 * used[u] + i) + 3 * used[v] + k] = s;
+    }
+    const full = Float64Array.from(A);
+    const fullClamped = projectPsdInPlace(full, 12, scratch);
+    const fast = Float64Array.from(A);
+    const fastClamped = projectPsdTranslationInvariant(fast, 4);
+    const scale = Math.max(...A.map(Math.abs));
+    assert.ok(maxAbsDiff(full, fast) < 1e-12 * scale, `trial ${trial} (points ${used}): differs by ${maxAbsDiff(full, fast)}`);
+    // The full clamp also counts the three translation eigenvalues (round-off zeros) when they come out negative.
+    assert.ok(fastClamped <= fullClamped, `trial ${trial}: clamped ${fastClamped} vs ${fullClamped}`);
+    if (fastClamped > 0) indefinite++;
+    for (let u = 0; u < 4; u++) {
+      if (used.includes(u)) continue;
+      for (let c = 0; c < 12; c++) assert.equal(fast[12 * (3 * u) + c], 0, `unused point ${u} stays zero`);
+    }
+  }
+  assert.ok(indefinite > 30, `most trials need clamping (${indefinite})`);
+  assert.throws(() => projectPsdTranslationInvariant(new Float64Array(225), 5), /1 to 4 points/);
 });

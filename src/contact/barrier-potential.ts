@@ -1,6 +1,6 @@
 import type { PotentialTerm } from '../energies/potential.js';
 import type { BsrMatrix, BsrPattern, PatternBuilder } from '../math/bsr.js';
-import { projectPsdInPlace, psdScratchLength } from '../math/eigen-sym.js';
+import { projectPsdTranslationInvariant } from '../math/eigen-sym.js';
 import { barrier, barrierFirstDerivative, barrierSecondDerivative, edgeEdgeMollifier } from './barrier.js';
 import { addStencilPattern, CandidateSet, gatherNode, groupMeans } from './candidate-set.js';
 import { SpatialHashBroadPhase } from './broad-phase.js';
@@ -77,7 +77,6 @@ export class BarrierPotential implements PotentialTerm {
   private readonly dh = new Float64Array(STENCIL * STENCIL);
   private readonly mg = new Float64Array(STENCIL);
   private readonly mh = new Float64Array(STENCIL * STENCIL);
-  private readonly psdScratch = new Float64Array(psdScratchLength(STENCIL));
   private readonly nodes4 = new Int32Array(4);
   private readonly ccdPoints = Array.from({ length: 8 }, () => new Float64Array(3));
   private readonly dxRelative: Float64Array;
@@ -250,7 +249,9 @@ export class BarrierPotential implements PotentialTerm {
       for (let q = 0; q < set.liveCount; q++) {
         const k = set.live[q];
         if (!this.localBarrier(set, k, x, dhat2, false, true)) continue;
-        if (projectPsd) projectPsdInPlace(this.h12, STENCIL, this.psdScratch);
+        // A pair's barrier depends on differences of its nodes only: the projection works in the 9 (or fewer)
+        // directions a common translation leaves out.
+        if (projectPsd) projectPsdTranslationInvariant(this.h12, 4);
         for (let a = 0; a < 4; a++) {
           const na = set.nodes[4 * k + a];
           if (fixed[na]) continue;

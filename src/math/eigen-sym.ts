@@ -133,3 +133,95 @@ export function isPositiveDefinite(A: ArrayLike<number>, n: number, work: Float6
   }
   return true;
 }
+
+// ---- translation-invariant Hessians ---------------------------------------------------------------------------
+
+/**
+ * Orthonormal bases of the vectors of R^m whose entries sum to zero (Helmert's), m = 2..4: row j - 1 holds
+ * (1, ..., 1, -j, 0, ...) / sqrt(j (j + 1)) with j ones. HELMERT[m] is (m - 1) x m, row-major.
+ */
+const HELMERT: Float64Array[] = [0, 1, 2, 3, 4].map((m) => {
+  const h = new Float64Array(Math.max(0, m - 1) * m);
+  for (let j = 1; j < m; j++) {
+    const s = 1 / Math.sqrt(j * (j + 1));
+    for (let i = 0; i < j; i++) h[(j - 1) * m + i] = s;
+    h[(j - 1) * m + j] = -j * s;
+  }
+  return h;
+});
+
+const tiNodes = new Int32Array(4);
+const tiT = new Float64Array(12 * 9);
+const tiReduced = new Float64Array(81);
+const tiScratch = new Float64Array(psdScratchLength(9));
+
+/**
+ * projectPsdInPlace for the Hessian A (3k x 3k, k <= 4 points) of a function that a common translation of the
+ * points leaves unchanged, such as a contact pair's barrier: A vanishes on the three translations, so its
+ * eigenvectors with nonzero eigenvalues lie in the 3(k - 1) directions orthogonal to them (a Helmert basis Q
+ * tensored with the 3x3 identity). Clamping the eigenvalues of Q^T A Q and mapping back is the same projection at a
+ * fraction of the cost of the full one. Points whose rows and columns are all zero (the pair's distance does not
+ * involve them: point-point and point-edge types) are dropped first, so a point-point pair is a 3x3 problem.
+ * Returns the number of eigenvalues clamped. No allocation.
+ */
+export function projectPsdTranslationInvariant(A: Float64Array, k: number): number {
+  if (k < 1 || k > 4) throw new Error(`projectPsdTranslationInvariant: 1 to 4 points, got ${k}`);
+  const n = 3 * k;
+  let m = 0;
+  for (let u = 0; u < k; u++) {
+    let used = false;
+    for (let r = 3 * u; r < 3 * u + 3 && !used; r++) for (let c = 0; c < n; c++) if (A[n * r + c] !== 0) { used = true; break; }
+    if (used) tiNodes[m++] = u;
+  }
+  if (m < 2) return 0; // one point alone: a translation-invariant function of it is constant
+  const h = HELMERT[m];
+  const r = 3 * (m - 1);
+  // T = A_used Q (3m x r), then reduced = Q^T T (r x r); column (b, j) of Q is h[b] (x) e_j.
+  const T = tiT, R = tiReduced;
+  for (let u = 0; u < m; u++) {
+    for (let i = 0; i < 3; i++) {
+      const row = n * (3 * tiNodes[u] + i);
+      for (let b = 0; b < m - 1; b++) {
+        for (let j = 0; j < 3; j++) {
+          let s = 0;
+          for (let v = 0; v < m; v++) s += h[b * m + v] * A[row + 3 * tiNodes[v] + j];
+          T[r * (3 * u + i) + 3 * b + j] = s;
+        }
+      }
+    }
+  }
+  for (let a = 0; a < m - 1; a++) {
+    for (let i = 0; i < 3; i++) {
+      for (let c = 0; c < r; c++) {
+        let s = 0;
+        for (let u = 0; u < m; u++) s += h[a * m + u] * T[r * (3 * u + i) + c];
+        R[r * (3 * a + i) + c] = s;
+      }
+    }
+  }
+  const clamped = projectPsdInPlace(R, r, tiScratch);
+  if (clamped === 0) return 0; // A = Q R Q^T was already positive semi-definite
+  // A_used = Q R Q^T: T = Q R (3m x r), then A_used = T Q^T.
+  for (let u = 0; u < m; u++) {
+    for (let i = 0; i < 3; i++) {
+      for (let c = 0; c < r; c++) {
+        let s = 0;
+        for (let a = 0; a < m - 1; a++) s += h[a * m + u] * R[r * (3 * a + i) + c];
+        T[r * (3 * u + i) + c] = s;
+      }
+    }
+  }
+  for (let u = 0; u < m; u++) {
+    for (let i = 0; i < 3; i++) {
+      const row = n * (3 * tiNodes[u] + i);
+      for (let v = 0; v < m; v++) {
+        for (let j = 0; j < 3; j++) {
+          let s = 0;
+          for (let b = 0; b < m - 1; b++) s += T[r * (3 * u + i) + 3 * b + j] * h[b * m + v];
+          A[row + 3 * tiNodes[v] + j] = s;
+        }
+      }
+    }
+  }
+  return clamped;
+}
