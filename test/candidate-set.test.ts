@@ -78,6 +78,21 @@ function bruteEnergy(pairs: ReturnType<typeof allPairs>, rest: Float64Array, x: 
   return { energy: (kappa / (dhat * dhat)) * e, active };
 }
 
+/** Rotates every point of x by `angle` about `axis` through `center` (Rodrigues). */
+function turn(x: Float64Array, center: number[], angle: number, axis: number[]): void {
+  const len = Math.hypot(...axis);
+  const [kx, ky, kz] = axis.map((a) => a / len);
+  const c = Math.cos(angle), s = Math.sin(angle);
+  for (let o = 0; o < x.length; o += 3) {
+    const px = x[o] - center[0], py = x[o + 1] - center[1], pz = x[o + 2] - center[2];
+    const dot = kx * px + ky * py + kz * pz;
+    const cx = ky * pz - kz * py, cy = kz * px - kx * pz, cz = kx * py - ky * px;
+    x[o] = center[0] + px * c + cx * s + kx * dot * (1 - c);
+    x[o + 1] = center[1] + py * c + cy * s + ky * dot * (1 - c);
+    x[o + 2] = center[2] + pz * c + cz * s + kz * dot * (1 - c);
+  }
+}
+
 /** Smallest distance over all pairs at x. */
 function bruteMinDistance(pairs: ReturnType<typeof allPairs>, x: Float64Array): number {
   let m = Infinity;
@@ -96,8 +111,9 @@ test('reused candidate sets give the brute-force barrier energy along a random w
   let gap = 0.012;
   for (let step = 0; step < 60; step++) {
     // The block comes down 0.3 mm per step (the sets are reused for a few steps, then rebuilt) to within dhat of the
-    // slab and stays there; both bodies jitter by 0.1 mm per node and drift as a whole (the self-contact set
-    // ignores a body's drift); every 7th step the slab bends by up to 3 mm.
+    // slab and stays there; both bodies jitter by 0.1 mm per node and drift as a whole, and the scene turns by
+    // 0.01 rad per step about a random axis (the self-contact sets undo each body's rigid motion); every 7th step
+    // the slab bends by up to 3 mm.
     const down = Math.min(3e-4, gap - 1.2e-3);
     gap -= down;
     const bend = step % 7 === 6 ? 3e-3 * (2 * r() - 1) : 0;
@@ -112,6 +128,7 @@ test('reused candidate sets give the brute-force barrier energy along a random w
         trial[3 * n + d] += v;
       }
     }
+    turn(trial, [0.05, 0.06, 0.05], 0.01, [2 * r() - 1, 2 * r() - 1, 2 * r() - 1]);
     const want = bruteEnergy(pairs, model.rest, trial, barrier.kappa);
     if (!Number.isFinite(want.energy) || findIntersection(mesh, trial)) continue;
     x.set(trial);

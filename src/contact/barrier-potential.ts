@@ -354,12 +354,12 @@ export class BarrierPotential implements PotentialTerm {
       this.ensureCandidates(x);
       for (const set of this.sets) {
         const motion = set.sameGroup ? this.relativeDisplacement(dx) : dx;
-        // A pair's per-axis gap closes by at most 2 |motion|_inf per unit step, and every pair outside the set keeps
-        // a gap of at least set.outsideGap at x: while the step closes less than that, only the set's pairs can
-        // touch, and of those only the ones whose distance (at least dRef - slack) the step can close (at most
-        // 2 sqrt(3) |motion|_inf per unit step). Otherwise sweep the whole surface.
-        const perAxis = 2 * maxAbsOverVertices(motion, this.freeVertices);
-        if (perAxis * t < 0.9 * set.outsideGap) t = Math.min(t, this.sweepSet(set, x, motion, t, Math.sqrt(3) * perAxis));
+        // A pair closes by at most twice the largest vertex motion per unit step, and every pair outside the set is
+        // at least set.outsideGap apart at x: while the step closes less than that, only the set's pairs can touch,
+        // and of those only the ones whose distance (at least dRef - slack) the step can close. Otherwise sweep
+        // the whole surface.
+        const closing = 2 * maxNormOverVertices(motion, this.freeVertices);
+        if (closing * t < 0.9 * set.outsideGap) t = Math.min(t, this.sweepSet(set, x, motion, t, closing));
         else t = Math.min(t, this.sweep(x, motion, t, set.sameGroup));
       }
     }
@@ -501,13 +501,12 @@ export class BarrierPotential implements PotentialTerm {
 }
 
 
-function maxAbsOverVertices(v: Float64Array, vertices: Uint32Array): number {
+function maxNormOverVertices(v: Float64Array, vertices: Uint32Array): number {
   let m = 0;
   for (const i of vertices) {
-    const a = Math.abs(v[3 * i]), b = Math.abs(v[3 * i + 1]), c = Math.abs(v[3 * i + 2]);
-    if (a > m) m = a;
-    if (b > m) m = b;
-    if (c > m) m = c;
+    const a = v[3 * i], b = v[3 * i + 1], c = v[3 * i + 2];
+    const n = a * a + b * b + c * c;
+    if (n > m) m = n;
   }
-  return m;
+  return Math.sqrt(m);
 }

@@ -3,6 +3,7 @@ import { edgeEdgeMollifierThreshold } from './barrier.js';
 import type { SpatialHashBroadPhase } from './broad-phase.js';
 import type { CollisionMesh } from './collision-mesh.js';
 import { edgeEdgeDistance2, edgeEdgeDistanceType, pointTriangleDistance2, pointTriangleDistanceType } from './distance.js';
+import { polarDecomposition } from '../math/small.js';
 
 /**
  * Contact candidates of one kind, pairs inside one body (self-contact) or pairs across groups, kept as 4-node
@@ -10,9 +11,10 @@ import { edgeEdgeDistance2, edgeEdgeDistanceType, pointTriangleDistance2, pointT
  *
  * The set is built at a reference position from boxes inflated by (dhat + margin)/2: a pair left out has a gap of at
  * least dhat + margin along some axis there. It stays valid while every collision vertex stays within margin/2 (per
- * axis) of the reference, because that gap then stays at least dhat. Inside one body only the motion relative to
- * the body's mean displacement counts (a common translation changes no distance in it), so a falling or flying
- * body keeps its self-contact set for many steps.
+ * axis) of the reference, because that gap then stays at least dhat. Inside one body a rigid motion changes no
+ * distance, so there each vertex is compared with the reference after the body's best-fitting rigid motion is
+ * undone (centroids and the polar rotation of their covariance): a falling, flying or tumbling body keeps its
+ * self-contact set for many steps; only its deformation counts.
  */
 export class CandidateSet {
   count = 0;
@@ -43,8 +45,14 @@ export class CandidateSet {
   /** Euclidean displacement of each node from the reference (free collision vertices only). */
   private readonly moved: Float64Array;
   private readonly scratch = new Float64Array(12);
-  private readonly groupShift: Float64Array;
+  /** The free vertices whose motion matters: all of them across bodies, those of self-contact bodies inside one. */
+  private readonly vertices: Uint32Array;
+  /** Per group: centroid now and at the reference (3 each), and the rotation from the reference (9, row-major). */
+  private readonly center: Float64Array;
+  private readonly centerRef: Float64Array;
+  private readonly rotation: Float64Array;
   private readonly groupSize: Float64Array;
+  private readonly covariance: Float64Array;
 
   constructor(
     private readonly mesh: CollisionMesh,
@@ -53,13 +61,18 @@ export class CandidateSet {
     readonly sameGroup: boolean,
     private readonly dhat: number,
     /** Vertices that can move (the validity test looks at them only). */
-    private readonly freeVertices: Uint32Array,
+    freeVertices: Uint32Array,
   ) {
     this.margin = dhat;
     this.xRef = new Float64Array(3 * mesh.nNodes);
     this.moved = new Float64Array(mesh.nNodes);
-    this.groupShift = new Float64Array(3 * mesh.groups.length);
-    this.groupSize = new Float64Array(mesh.groups.length);
+    this.vertices = sameGroup ? freeVertices.filter((v) => mesh.groups[mesh.groupOfNode[v]].selfContact) : freeVertices;
+    const groups = mesh.groups.length;
+    this.center = new Float64Array(3 * groups);
+    this.centerRef = new Float64Array(3 * groups);
+    this.rotation = new Float64Array(9 * groups);
+    this.covariance = new Float64Array(9 * groups);
+    this.groupSize = new Float64Array(groups);
   }
 
   /**
@@ -86,36 +99,65 @@ export class CandidateSet {
   }
 
   /**
-   * Per-axis gap that every pair outside the set keeps at the x of the last `update` (at least dhat): a step
-   * whose per-axis motion closes less than this can only bring the set's own pairs into contact.
+   * Distance that every pair outside the set keeps at the x of the last `update` (at least dhat): a step that
+   * closes less than this can only bring the set's own pairs into contact.
    */
   get outsideGap(): number {
     return this.dhat + this.margin - 2 * this.delta;
   }
 
   /**
-   * Largest per-axis displacement of a free vertex since the reference, relative to its group's mean if sameGroup;
-   * leaves each vertex's Euclidean displacement in `moved`.
+   * Largest per-axis displacement of a vertex since the reference (inside a body: after undoing the body's
+   * best-fitting rigid motion); leaves each vertex's Euclidean displacement in `moved`.
    */
   displacement(x: Float64Array): number {
-    const r = this.xRef;
-    const shift = this.groupShift;
-    if (this.sameGroup) groupMeans(this.mesh, this.freeVertices, x, r, shift, this.groupSize);
-    else shift.fill(0);
-    const g = this.mesh.groupOfNode;
-    const moved = this.moved;
+    const r = this.xRef, g = this.mesh.groupOfNode, moved = this.moved;
+    if (this.sameGroup) this.fitRigidMotions(x);
+    const { center: c, centerRef: cr, rotation: R } = this;
     let m = 0;
-    for (const v of this.freeVertices) {
-      const o = 3 * v, q = 3 * g[v];
-      const a = Math.abs(x[o] - r[o] - shift[q]);
-      const b = Math.abs(x[o + 1] - r[o + 1] - shift[q + 1]);
-      const c = Math.abs(x[o + 2] - r[o + 2] - shift[q + 2]);
-      moved[v] = Math.sqrt(a * a + b * b + c * c);
+    for (const v of this.vertices) {
+      const o = 3 * v;
+      let a: number, b: number, d: number;
+      if (this.sameGroup) {
+        // y = R^T (x - c) + cRef: x carried back to the reference frame.
+        const q = 3 * g[v], Q = 9 * g[v];
+        const px = x[o] - c[q], py = x[o + 1] - c[q + 1], pz = x[o + 2] - c[q + 2];
+        a = Math.abs(R[Q] * px + R[Q + 3] * py + R[Q + 6] * pz + cr[q] - r[o]);
+        b = Math.abs(R[Q + 1] * px + R[Q + 4] * py + R[Q + 7] * pz + cr[q + 1] - r[o + 1]);
+        d = Math.abs(R[Q + 2] * px + R[Q + 5] * py + R[Q + 8] * pz + cr[q + 2] - r[o + 2]);
+      } else {
+        a = Math.abs(x[o] - r[o]);
+        b = Math.abs(x[o + 1] - r[o + 1]);
+        d = Math.abs(x[o + 2] - r[o + 2]);
+      }
+      moved[v] = Math.sqrt(a * a + b * b + d * d);
       if (a > m) m = a;
       if (b > m) m = b;
-      if (c > m) m = c;
+      if (d > m) m = d;
     }
     return m;
+  }
+
+  /**
+   * Per group, the rigid motion that best carries the reference onto x: the centroids, and the rotation of the
+   * polar decomposition of the covariance sum (x - c)(xRef - cRef)^T (any rigid motion keeps the set valid; the
+   * best fit leaves the least displacement).
+   */
+  private fitRigidMotions(x: Float64Array): void {
+    const { center: c, centerRef: cr, rotation: R, covariance: A } = this;
+    const g = this.mesh.groupOfNode, r = this.xRef;
+    groupMeans(this.mesh, this.vertices, x, null, c, this.groupSize);
+    A.fill(0);
+    for (const v of this.vertices) {
+      const o = 3 * v, q = 3 * g[v], Q = 9 * g[v];
+      for (let i = 0; i < 3; i++) {
+        const p = x[o + i] - c[q + i];
+        for (let j = 0; j < 3; j++) A[Q + 3 * i + j] += p * (r[o + j] - cr[q + j]);
+      }
+    }
+    for (let group = 0; group < this.groupSize.length; group++) {
+      if (this.groupSize[group] > 0) polarDecomposition(A.subarray(9 * group, 9 * group + 9), R.subarray(9 * group, 9 * group + 9), null);
+    }
   }
 
   /**
@@ -170,6 +212,7 @@ export class CandidateSet {
       this.distanceRef[k] = Math.sqrt(d2);
     }
     this.xRef.set(x);
+    if (this.sameGroup) groupMeans(this.mesh, this.vertices, x, null, this.centerRef, this.groupSize);
     this.moved.fill(0);
     this.built = true;
   }
