@@ -70,7 +70,12 @@ console.log(
 for (const row of paper) {
   if (only ? !only.includes(row.scene) : row.contact && !withContact) continue;
   if (onlyIntegrator && row.integrator !== onlyIntegrator) continue;
-  const out = execFileSync(process.execPath, [tsx, caseScript, row.scene, row.integrator, String(row.h ?? 1 / 30), linear], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  // The case's stderr (its progress lines) goes straight through; only its stdout (the summary) is captured.
+  const out = execFileSync(process.execPath, [tsx, caseScript, row.scene, row.integrator, String(row.h ?? 1 / 30), linear], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const ours = JSON.parse(out.trim().split('\n').pop() as string) as RunSummary;
   rows.push({ ...row, ours });
   const t = ours.timing;
