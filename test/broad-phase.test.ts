@@ -294,3 +294,38 @@ test('pair kinds: same-group and cross-group queries split the brute-force pairs
   }
   assert.throws(() => new SpatialHashBroadPhase(sc.surface).findProximityCandidates(sc.x, 0.1, 'cross-group'), /groupOfNode/);
 });
+
+test('bvh method: the same pairs as brute force for proximity and swept queries, every pair kind, reused across moves', () => {
+  for (let seed = 61; seed <= 64; seed++) {
+    const sc = twoBoxes(seed);
+    const nNodes = sc.x.length / 3;
+    const groupOfNode = Int32Array.from({ length: nNodes }, (_, n) => (n < sc.firstBodyNodes ? 0 : 1));
+    const fixed = seed === 64 ? Uint8Array.from({ length: nNodes }, (_, n) => (n < sc.firstBodyNodes ? 1 : 0)) : null;
+    const bvh = new SpatialHashBroadPhase(sc.surface, { method: 'bvh', groupOfNode, selfContact: [1, seed % 2], fixedNodes: fixed });
+    const hash = new SpatialHashBroadPhase(sc.surface, { groupOfNode, selfContact: [1, seed % 2], fixedNodes: fixed });
+    // The trees are shaped at the first query; later queries at moved positions only refit them.
+    const r = rng(seed);
+    for (let move = 0; move < 3; move++) {
+      const x = Float64Array.from(sc.x, (v, i) => v + move * (0.05 * (r() - 0.5) + (i % 3 === 0 ? -0.05 : 0)));
+      const moved = { ...sc, x };
+      for (const kind of ['all', 'same-group', 'cross-group'] as const) {
+        bvh.findProximityCandidates(x, 0.06, kind);
+        hash.findProximityCandidates(x, 0.06, kind);
+        const got = hashPairs(moved, bvh), want = hashPairs(moved, hash);
+        assertSameSet(got.vt, want.vt, `seed ${seed} move ${move} ${kind} proximity vertex-triangle`);
+        assertSameSet(got.ee, want.ee, `seed ${seed} move ${move} ${kind} proximity edge-edge`);
+        bvh.findSweptCandidates(x, sc.dx, 0.7, 0.02, kind);
+        hash.findSweptCandidates(x, sc.dx, 0.7, 0.02, kind);
+        const gotS = hashPairs(moved, bvh), wantS = hashPairs(moved, hash);
+        assertSameSet(gotS.vt, wantS.vt, `seed ${seed} move ${move} ${kind} swept vertex-triangle`);
+        assertSameSet(gotS.ee, wantS.ee, `seed ${seed} move ${move} ${kind} swept edge-edge`);
+      }
+    }
+    // And the hash itself agrees with brute force here (all pairs, no groups), so both do.
+    const plain = new SpatialHashBroadPhase(sc.surface, { method: 'bvh', fixedNodes: fixed });
+    plain.findSweptCandidates(sc.x, sc.dx, 0.7, 0.02);
+    const want = bruteForce(sc, sc.dx, 0.7, 0.01, fixed);
+    assertSameSet(hashPairs(sc, plain).vt, want.vt, `seed ${seed} bvh vs brute force vertex-triangle`);
+    assertSameSet(hashPairs(sc, plain).ee, want.ee, `seed ${seed} bvh vs brute force edge-edge`);
+  }
+});

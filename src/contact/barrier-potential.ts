@@ -95,7 +95,7 @@ export class BarrierPotential implements PotentialTerm {
     this.freeVertices = mesh.vertices.filter((v) => !mesh.fixedNodes[v]);
     this.groupCount = mesh.groups.length;
     const selfContact = mesh.groups.map((g) => (g.selfContact ? 1 : 0));
-    this.broadPhase = new SpatialHashBroadPhase(mesh, { fixedNodes: mesh.fixedNodes, groupOfNode: mesh.groupOfNode, selfContact });
+    this.broadPhase = new SpatialHashBroadPhase(mesh, { fixedNodes: mesh.fixedNodes, groupOfNode: mesh.groupOfNode, selfContact, method: 'bvh' });
     this.anySelfContact = mesh.groups.some((g) => g.selfContact && g.kind !== 'particles');
     const sets: CandidateSet[] = [];
     if (this.anySelfContact) sets.push(new CandidateSet(mesh, rest, true, this.dhat, this.freeVertices));

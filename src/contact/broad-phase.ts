@@ -1,6 +1,8 @@
 /**
- * Contact broad phase: a uniform spatial hash over the boundary primitives that lists the vertex-triangle and
- * edge-edge pairs whose axis-aligned boxes overlap, either
+ * Contact broad phase: lists the vertex-triangle and edge-edge pairs of boundary primitives whose axis-aligned
+ * boxes overlap, with a uniform spatial hash (default) or with box trees refitted each query (options.method
+ * 'bvh', box-tree.ts: the trees prune whole bodies at once, which makes pairs across bodies much cheaper to find),
+ * either
  *   - proximity (active set): boxes at positions x, each inflated by dhat/2, so every pair closer than dhat is
  *     listed (a per-axis gap never exceeds the Euclidean distance), or
  *   - swept (CCD): boxes enclosing both x and x + s dx, each inflated by margin/2, so every pair that comes within
@@ -25,6 +27,8 @@
  * the largest query has been seen.
  */
 
+import { BoxTree, type GroupFilter, type PairVisitor } from './box-tree.js';
+
 export interface BroadPhaseSurface {
   /** Node ids of the surface vertices. */
   vertices: ArrayLike<number>;
@@ -42,6 +46,12 @@ export interface BroadPhaseOptions {
   fixedNodes?: ArrayLike<number> | null;
   /** Multiplies the automatic cell size (mean largest box extent over the edges); default 1. */
   cellSizeScale?: number;
+  /**
+   * How vertex-triangle and edge-edge candidates are found: 'hash' (default; the spatial hash, no state between
+   * queries) or 'bvh' (box trees whose shape is fixed at the first query and refitted after: faster for bodies
+   * that keep their topology, which every simulated body does).
+   */
+  method?: 'hash' | 'bvh';
   /** Collision group of each node (a body, an obstacle): enables the `pairs` argument of the queries. */
   groupOfNode?: ArrayLike<number> | null;
   /** Per group, nonzero = its own primitives can touch each other (queries for 'same-group' pairs skip the others). */
@@ -218,6 +228,12 @@ export class SpatialHashBroadPhase {
   private readonly hasGroups: boolean;
   /** Pair kind of the running query: 0 all, 1 same group, 2 across groups. */
   private pairMode = 0;
+  private readonly method: 'hash' | 'bvh';
+  /** Box trees over vertices, edges and triangles ('bvh' method; shaped at the first query). */
+  private trees: { vertex: BoxTree; edge: BoxTree; triangle: BoxTree } | null = null;
+  private readonly groupFilter: GroupFilter;
+  private readonly visitVertexTriangle: PairVisitor;
+  private readonly visitEdgeEdge: PairVisitor;
 
   constructor(surface: BroadPhaseSurface, options: BroadPhaseOptions = {}) {
     if (surface.edges.length % 2 !== 0) throw new Error('broad phase: edges must hold 2 node ids each');
@@ -247,6 +263,31 @@ export class SpatialHashBroadPhase {
     for (const g of this.vertexGroup) groups = Math.max(groups, g + 1);
     this.groupSelfContact = new Uint8Array(groups);
     for (let g = 0; g < groups; g++) this.groupSelfContact[g] = options.selfContact ? (options.selfContact[g] ? 1 : 0) : 1;
+    this.method = options.method ?? 'hash';
+    this.groupFilter = (loA, hiA, loB, hiB) => {
+      const mode = this.pairMode;
+      if (mode === 0) return true;
+      if (mode === 2) return !(loA === hiA && loB === hiB && loA === loB);
+      if (hiA < loB || hiB < loA) return false;
+      return !(loA === hiA && this.groupSelfContact[loA] === 0) && !(loB === hiB && this.groupSelfContact[loB] === 0);
+    };
+    this.visitVertexTriangle = (i, t) => {
+      const g = this.vertexGroup[i];
+      if (this.skipGroup(g) || this.skipGroups(g, this.triangleGroup[t])) return;
+      const v = this.vertices[i];
+      const t0 = this.triangles[3 * t], t1 = this.triangles[3 * t + 1], t2 = this.triangles[3 * t + 2];
+      if (v === t0 || v === t1 || v === t2 || this.allFixed(v, t0, t1, t2)) return;
+      this.pushVertexTriangle(v, t);
+    };
+    this.visitEdgeEdge = (p, q) => {
+      const a = Math.min(p, q), b = Math.max(p, q);
+      const g = this.edgeGroup[a];
+      if (this.skipGroup(g) || this.skipGroups(g, this.edgeGroup[b])) return;
+      const e = this.edges;
+      const a0 = e[2 * a], a1 = e[2 * a + 1], b0 = e[2 * b], b1 = e[2 * b + 1];
+      if (a0 === b0 || a0 === b1 || a1 === b0 || a1 === b1 || this.allFixed(a0, a1, b0, b1)) return;
+      this.pushEdgeEdge(a, b);
+    };
   }
 
   /** Changes the fixed-node mask (null: keep every pair). */
@@ -291,6 +332,10 @@ export class SpatialHashBroadPhase {
     fillBoxes(this.vertices, 1, x, dx, s, inflate, this.vertexBoxes);
     fillBoxes(this.edges, 2, x, dx, s, inflate, this.edgeBoxes);
     fillBoxes(this.triangles, 3, x, dx, s, inflate, this.triangleBoxes);
+    if (this.method === 'bvh') {
+      this.collectWithTrees();
+      return;
+    }
     this.chooseGrid();
     this.edgeTable.build(this.edgeCells, this.ne);
     this.triangleTable.build(this.triangleCells, this.nt);
@@ -339,6 +384,29 @@ export class SpatialHashBroadPhase {
       emptyRanges(this.edgeCells, this.edgeGroup, this.groupSelfContact);
       emptyRanges(this.triangleCells, this.triangleGroup, this.groupSelfContact);
     }
+  }
+
+  /** The 'bvh' method: refit the trees to the boxes just filled (shaping them on the first call) and traverse. */
+  private collectWithTrees(): void {
+    if (!this.trees) {
+      const centers = (boxes: Float64Array) => Float64Array.from({ length: boxes.length / 2 }, (_, k) => {
+        const o = 6 * Math.floor(k / 3) + (k % 3);
+        return 0.5 * (boxes[o] + boxes[o + 3]);
+      });
+      this.trees = {
+        vertex: new BoxTree(centers(this.vertexBoxes), this.vertexGroup),
+        edge: new BoxTree(centers(this.edgeBoxes), this.edgeGroup),
+        triangle: new BoxTree(centers(this.triangleBoxes), this.triangleGroup),
+      };
+    }
+    const { vertex, edge, triangle } = this.trees;
+    vertex.refit(this.vertexBoxes);
+    edge.refit(this.edgeBoxes);
+    triangle.refit(this.triangleBoxes);
+    this.vertexTriangleCount = 0;
+    this.edgeEdgeCount = 0;
+    vertex.pairs(triangle, this.vertexBoxes, this.triangleBoxes, this.groupFilter, this.visitVertexTriangle);
+    edge.pairs(edge, this.edgeBoxes, this.edgeBoxes, this.groupFilter, this.visitEdgeEdge);
   }
 
   /** Whether the running query skips pairs between groups ga and gb (see PairKind). */
