@@ -2,7 +2,7 @@ import type { PotentialTerm } from '../energies/potential.js';
 import type { BsrMatrix, BsrPattern, PatternBuilder } from '../math/bsr.js';
 import { projectPsdTranslationInvariant } from '../math/eigen-sym.js';
 import { barrier, barrierFirstDerivative, barrierSecondDerivative, edgeEdgeMollifier } from './barrier.js';
-import { addStencilPattern, CandidateSet, gatherNode, groupMeans } from './candidate-set.js';
+import { CandidateSet, gatherNode, groupMeans } from './candidate-set.js';
 import { SpatialHashBroadPhase } from './broad-phase.js';
 import { edgeEdgeCcd, pointTriangleCcd } from './ccd.js';
 import type { CollisionMesh } from './collision-mesh.js';
@@ -67,6 +67,9 @@ export class BarrierPotential implements PotentialTerm {
   /** Pairs inside one body, and pairs across bodies and obstacles. */
   private readonly sets: readonly CandidateSet[];
   private boundPattern: BsrPattern | null = null;
+  /** Free nodes of every stencil a pattern has been asked for (see addPattern), and their keys. */
+  private readonly patternCliques: number[][] = [];
+  private readonly patternKeys = new Set<string>();
   private patternX: Float64Array | null = null;
 
   // Scratch.
@@ -148,22 +151,31 @@ export class BarrierPotential implements PotentialTerm {
     return false;
   }
 
-  /** Couplings of the pairs within 2 dhat at the last x given to patternStale (a little room to approach). */
+  /**
+   * Couplings of the pairs within 2 dhat at the last x given to patternStale (a little room to approach), and of
+   * every pair an earlier pattern had: blocks stay once added, so a pair that separates and touches again (a
+   * vibrating body does this all the time) needs no new pattern, hence no new symbolic analysis and no forced
+   * refactorisation. The pattern only grows, by the contacts the run has actually seen.
+   */
   addPattern(builder: PatternBuilder): void {
     const x = this.patternX;
     if (!x) return;
     const fixed = this.mesh.fixedNodes;
-    const free = new Int32Array(4);
     const reach2 = 4 * this.dhat * this.dhat;
-    // Every near pair, covered or not: the pattern is rebuilt from scratch, so blocks an earlier rebuild added
-    // for a contact that is still there must be asked for again.
     for (const set of this.sets) {
       for (let q = 0; q < set.liveCount; q++) {
         const k = set.live[q];
         if (this.candidateDistance2(set, k, x) >= reach2) continue;
-        addStencilPattern(builder, set.nodes, 4 * k, 4, fixed, free);
+        const free: number[] = [];
+        for (let i = 0; i < 4; i++) if (!fixed[set.nodes[4 * k + i]]) free.push(set.nodes[4 * k + i]);
+        if (free.length < 2) continue;
+        const key = free.sort((a, b) => a - b).join(',');
+        if (this.patternKeys.has(key)) continue;
+        this.patternKeys.add(key);
+        this.patternCliques.push(free);
       }
     }
+    for (const clique of this.patternCliques) builder.addClique(clique);
   }
 
   bindPattern(H: BsrMatrix): void {
