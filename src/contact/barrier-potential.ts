@@ -407,7 +407,6 @@ export class BarrierPotential implements PotentialTerm {
     return out;
   }
 
-
   /** CCD over the swept candidates of one kind (same-group pairs with relative motion, or cross-group pairs). */
   private sweep(x: Float64Array, dx: Float64Array, tMax: number, sameGroup: boolean): number {
     const bp = this.broadPhase;

@@ -232,6 +232,10 @@ export class SpatialHashBroadPhase {
   /** Box trees over vertices, edges and triangles ('bvh' method; shaped at the first query). */
   private trees: { vertex: BoxTree; edge: BoxTree; triangle: BoxTree } | null = null;
   private readonly groupFilter: GroupFilter;
+  /**
+   * The pair rule both methods share, applied to a vertex-triangle (vertex index, triangle index) or edge-edge pair
+   * whose boxes overlap: the query's pair kind, no shared node, not every node fixed; then the pair is listed.
+   */
   private readonly visitVertexTriangle: PairVisitor;
   private readonly visitEdgeEdge: PairVisitor;
 
@@ -427,10 +431,9 @@ export class SpatialHashBroadPhase {
 
   private collectVertexTriangle(): void {
     const vb = this.vertexBoxes, tb = this.triangleBoxes, vc = this.vertexCells, tc = this.triangleCells;
-    const tris = this.triangles, table = this.triangleTable;
+    const table = this.triangleTable;
     const vg = this.vertexGroup, tg = this.triangleGroup;
     for (let i = 0; i < this.nv; i++) {
-      const v = this.vertices[i];
       const o = 6 * i;
       const g = vg[i];
       if (this.skipGroup(g)) continue;
@@ -445,11 +448,7 @@ export class SpatialHashBroadPhase {
               const p = 6 * t;
               // Report only in the cell of the intersection's lowest corner (see the module comment).
               if (Math.max(vc[o], tc[p]) !== ix || Math.max(vc[o + 1], tc[p + 1]) !== iy || Math.max(vc[o + 2], tc[p + 2]) !== iz) continue;
-              if (!boxesOverlap(vb, o, tb, p)) continue;
-              const t0 = tris[3 * t], t1 = tris[3 * t + 1], t2 = tris[3 * t + 2];
-              if (v === t0 || v === t1 || v === t2) continue;
-              if (this.allFixed(v, t0, t1, t2)) continue;
-              this.pushVertexTriangle(v, t);
+              if (boxesOverlap(vb, o, tb, p)) this.visitVertexTriangle(i, t);
             }
           }
         }
@@ -458,11 +457,10 @@ export class SpatialHashBroadPhase {
   }
 
   private collectEdgeEdge(): void {
-    const eb = this.edgeBoxes, ec = this.edgeCells, edges = this.edges, table = this.edgeTable;
+    const eb = this.edgeBoxes, ec = this.edgeCells, table = this.edgeTable;
     const eg = this.edgeGroup;
     for (let a = 0; a < this.ne; a++) {
       const o = 6 * a;
-      const a0 = edges[2 * a], a1 = edges[2 * a + 1];
       const g = eg[a];
       if (this.skipGroup(g)) continue;
       for (let iz = ec[o + 2]; iz <= ec[o + 5]; iz++) {
@@ -475,11 +473,7 @@ export class SpatialHashBroadPhase {
               if (b <= a || this.skipGroups(g, eg[b])) continue; // each unordered pair once, from its lower edge
               const p = 6 * b;
               if (Math.max(ec[o], ec[p]) !== ix || Math.max(ec[o + 1], ec[p + 1]) !== iy || Math.max(ec[o + 2], ec[p + 2]) !== iz) continue;
-              if (!boxesOverlap(eb, o, eb, p)) continue;
-              const b0 = edges[2 * b], b1 = edges[2 * b + 1];
-              if (a0 === b0 || a0 === b1 || a1 === b0 || a1 === b1) continue;
-              if (this.allFixed(a0, a1, b0, b1)) continue;
-              this.pushEdgeEdge(a, b);
+              if (boxesOverlap(eb, o, eb, p)) this.visitEdgeEdge(a, b);
             }
           }
         }
