@@ -20,7 +20,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { centerOfMassVelocity, commaList, runCollision1d, sceneFingerprint, selectCollision1dRuns, stepLabel } from '../src/analysis/collision-1d.js';
+import { runSelectionOptions, selectRunsOrExit } from './collision-1d-args.js';
+import { centerOfMassVelocity, runCollision1d, sceneFingerprint, stepLabel } from '../src/analysis/collision-1d.js';
 import { longitudinalFraction, modalBasis, projectOntoModes } from '../src/analysis/spectrum.js';
 import { panelPlotSvg, type Panel } from '../src/io/plot.js';
 import { loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
@@ -31,25 +32,14 @@ const ENERGY_FLOOR = 1e-12;
 
 const { values } = parseArgs({
   options: {
-    quick: { type: 'boolean', default: false },
-    steps: { type: 'string' },
-    cases: { type: 'string' },
-    integrators: { type: 'string' },
+    ...runSelectionOptions,
     reuse: { type: 'boolean', default: false },
     states: { type: 'string', default: 'out/analysis/collision-1d/states' },
     out: { type: 'string', default: 'out/analysis/spectrum' },
   },
 });
 
-const { steps, cases } = (() => {
-  try {
-    return selectCollision1dRuns(values);
-  } catch (err) {
-    console.error(`analysis:spectrum: ${(err as Error).message}`);
-    process.exit(2);
-  }
-})();
-const integrators = commaList(values.integrators) ?? ['bdf2', 'a-1', 'a-search', 'implicit-euler'];
+const { steps, cases, integrators } = selectRunsOrExit('analysis:spectrum', values, ['bdf2', 'a-1', 'a-search', 'implicit-euler']);
 const outDir = values.out!;
 mkdirSync(outDir, { recursive: true });
 

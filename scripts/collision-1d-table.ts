@@ -13,13 +13,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { runSelectionOptions, selectRunsOrExit } from './collision-1d-args.js';
 import {
   TABLE_INTEGRATORS,
   collisionRunsCsv,
-  commaList,
   runCollision1d,
   sceneFingerprint,
-  selectCollision1dRuns,
   stepLabel,
   velocityTableMarkdown,
   type CollisionRun,
@@ -29,23 +28,12 @@ import { buildModel } from '../src/scene/build.js';
 
 const { values } = parseArgs({
   options: {
-    quick: { type: 'boolean', default: false },
-    steps: { type: 'string' },
-    cases: { type: 'string' },
-    integrators: { type: 'string' },
+    ...runSelectionOptions,
     out: { type: 'string', default: 'out/analysis/collision-1d' },
   },
 });
 
-const { steps, cases } = (() => {
-  try {
-    return selectCollision1dRuns(values);
-  } catch (err) {
-    console.error(`analysis:collision-1d: ${(err as Error).message}`);
-    process.exit(2);
-  }
-})();
-const integrators = commaList(values.integrators) ?? [...TABLE_INTEGRATORS];
+const { steps, cases, integrators } = selectRunsOrExit('analysis:collision-1d', values, TABLE_INTEGRATORS);
 const outDir = values.out!;
 const statesDir = join(outDir, 'states');
 mkdirSync(statesDir, { recursive: true });
