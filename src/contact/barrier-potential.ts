@@ -2,7 +2,7 @@ import type { PotentialTerm } from '../energies/potential.js';
 import type { BsrMatrix, BsrPattern, PatternBuilder } from '../math/bsr.js';
 import { projectPsdTranslationInvariant } from '../math/eigen-sym.js';
 import { barrier, barrierFirstDerivative, barrierSecondDerivative, edgeEdgeMollifier } from './barrier.js';
-import { CandidateSet, gatherNode, groupMeans } from './candidate-set.js';
+import { CandidateSet, freeStencilNodes, gatherNode, groupMeans } from './candidate-set.js';
 import { SpatialHashBroadPhase } from './broad-phase.js';
 import { edgeEdgeCcd, pointTriangleCcd } from './ccd.js';
 import type { CollisionMesh } from './collision-mesh.js';
@@ -162,14 +162,15 @@ export class BarrierPotential implements PotentialTerm {
     if (!x) return;
     const fixed = this.mesh.fixedNodes;
     const reach2 = 4 * this.dhat * this.dhat;
+    const scratch = new Int32Array(4);
     for (const set of this.sets) {
       for (let q = 0; q < set.liveCount; q++) {
         const k = set.live[q];
         if (this.candidateDistance2(set, k, x) >= reach2) continue;
-        const free: number[] = [];
-        for (let i = 0; i < 4; i++) if (!fixed[set.nodes[4 * k + i]]) free.push(set.nodes[4 * k + i]);
-        if (free.length < 2) continue;
-        const key = free.sort((a, b) => a - b).join(',');
+        const m = freeStencilNodes(set.nodes, 4 * k, 4, fixed, scratch);
+        if (m < 2) continue;
+        const free = Array.from(scratch.subarray(0, m)).sort((a, b) => a - b);
+        const key = free.join(',');
         if (this.patternKeys.has(key)) continue;
         this.patternKeys.add(key);
         this.patternCliques.push(free);

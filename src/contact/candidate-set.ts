@@ -267,10 +267,16 @@ export function stencilInPattern(pattern: BsrPattern, nodes: Int32Array, offset:
   return true;
 }
 
-/** Registers the couplings between the free nodes of a stencil (nodes[offset .. offset + size)); `free` is 4-long scratch. */
-export function addStencilPattern(builder: PatternBuilder, nodes: Int32Array, offset: number, size: number, fixed: Uint8Array, free: Int32Array): void {
+/** The free nodes of a stencil (nodes[offset .. offset + size)) into `free` (4-long); returns how many. */
+export function freeStencilNodes(nodes: Int32Array, offset: number, size: number, fixed: Uint8Array, free: Int32Array): number {
   let m = 0;
   for (let a = 0; a < size; a++) if (!fixed[nodes[offset + a]]) free[m++] = nodes[offset + a];
+  return m;
+}
+
+/** Registers the couplings between the free nodes of a stencil (nodes[offset .. offset + size)); `free` is 4-long scratch. */
+export function addStencilPattern(builder: PatternBuilder, nodes: Int32Array, offset: number, size: number, fixed: Uint8Array, free: Int32Array): void {
+  const m = freeStencilNodes(nodes, offset, size, fixed, free);
   if (m > 1) builder.addClique(free.subarray(0, m));
 }
 
