@@ -1,7 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { svd3 } from '../src/math/svd3.js';
-import { isPositiveDefinite, projectPsdInPlace, projectPsdTranslationInvariant, psdScratchLength, symmetricEigen } from '../src/math/eigen-sym.js';
+import {
+  isPositiveDefinite,
+  projectPsdInPlace,
+  projectPsdTranslationInvariant,
+  psdScratchLength,
+  symmetricEigen,
+  tridiagonalEigen,
+} from '../src/math/eigen-sym.js';
 import {
   cofactor3,
   det3,
@@ -136,7 +143,8 @@ test('3x3 helpers agree with each other', () => {
   }
 });
 
-test('symmetricEigen: A Q = Q diag(values), Q orthogonal, for random and repeated spectra', () => {
+for (const [name, eigen] of [['symmetricEigen', symmetricEigen], ['tridiagonalEigen', tridiagonalEigen]] as const) {
+test(`${name}: A Q = Q diag(values), Q orthogonal, for random and repeated spectra`, () => {
   const rand = rng(5);
   for (const n of [1, 2, 3, 6, 9, 12]) {
     for (let trial = 0; trial < 20; trial++) {
@@ -155,7 +163,7 @@ test('symmetricEigen: A Q = Q diag(values), Q orthogonal, for random and repeate
       }
       const values = new Float64Array(n);
       const Q = new Float64Array(n * n);
-      symmetricEigen(A, n, values, Q, new Float64Array(n * n));
+      eigen(A, n, values, Q, new Float64Array(n * n));
       for (let i = 0; i < n; i++) {
         for (let k = 0; k < n; k++) {
           let aq = 0;
@@ -165,6 +173,48 @@ test('symmetricEigen: A Q = Q diag(values), Q orthogonal, for random and repeate
           for (let j = 0; j < n; j++) qq += Q[n * j + i] * Q[n * j + k];
           assert.ok(Math.abs(qq - (i === k ? 1 : 0)) < 1e-12, `n=${n}: Q not orthogonal`);
         }
+      }
+    }
+  }
+});
+}
+
+test('tridiagonalEigen: the eigenvalues Jacobi finds, also for zero, diagonal, tridiagonal, tiny and huge matrices', () => {
+  const rand = rng(55);
+  const sorted = (v: Float64Array) => Array.from(v).sort((a, b) => a - b);
+  const cases: Array<{ n: number; A: Float64Array }> = [];
+  for (const n of [1, 2, 4, 9]) {
+    cases.push({ n, A: new Float64Array(n * n) }); // zero
+    const D = new Float64Array(n * n);
+    for (let i = 0; i < n; i++) D[n * i + i] = i % 2 ? -i : i; // diagonal, repeated 0
+    cases.push({ n, A: D });
+    const T = new Float64Array(n * n);
+    for (let i = 0; i < n; i++) {
+      T[n * i + i] = 2;
+      if (i + 1 < n) T[n * i + i + 1] = T[n * (i + 1) + i] = -1; // 1D Laplacian: already tridiagonal
+    }
+    cases.push({ n, A: T });
+    for (const scale of [1e-200, 1, 1e200]) {
+      const R = new Float64Array(n * n);
+      for (let i = 0; i < n; i++) for (let j = i; j < n; j++) R[n * i + j] = R[n * j + i] = scale * (2 * rand() - 1);
+      cases.push({ n, A: R });
+    }
+  }
+  for (const { n, A } of cases) {
+    const jac = new Float64Array(n);
+    const tri = new Float64Array(n);
+    symmetricEigen(A, n, jac, new Float64Array(n * n), new Float64Array(n * n));
+    const Q = new Float64Array(n * n);
+    tridiagonalEigen(A, n, tri, Q, new Float64Array(n * n));
+    const scale = Math.max(...A.map(Math.abs));
+    const a = sorted(jac);
+    const b = sorted(tri);
+    for (let k = 0; k < n; k++) assert.ok(Math.abs(a[k] - b[k]) <= 1e-13 * scale, `n=${n}: eigenvalue ${b[k]} vs ${a[k]}`);
+    for (let i = 0; i < n; i++) {
+      for (let k = 0; k < n; k++) {
+        let qq = 0;
+        for (let j = 0; j < n; j++) qq += Q[n * j + i] * Q[n * j + k];
+        assert.ok(Math.abs(qq - (i === k ? 1 : 0)) < 1e-12, `n=${n}: Q not orthogonal`);
       }
     }
   }
