@@ -89,7 +89,10 @@ function defaultRelax(scalarColumns: number): number {
   return 0.05;
 }
 
-const SOLVE_BLOCK = 32; // diagonal-block chunk of the triangular solves
+const SOLVE_BLOCK = 32;
+
+/** With automatic ordering, both methods are compared on every this many-th analysis; others reuse the winner. */
+const ORDERING_RETRY = 16; // diagonal-block chunk of the triangular solves
 
 /** Blocking of the dense partial factorization (exported for benchmarks that tune it). */
 export const ldltTuning = {
@@ -360,7 +363,16 @@ export class LdltSolver implements LinearSolver {
   analyze(pattern: BsrPattern): LdltSymbolic {
     if (this.symbolic && this.symbolic.patternId === pattern.id) return this.symbolic;
     const t0 = performance.now();
-    const sym = analyzeLdlt(pattern, this.options);
+    // A changed pattern of the same system (contacts came or went) keeps the ordering method that won on the
+    // previous one: computing both costs more than the rest of the analysis, and a few new blocks rarely flip the
+    // choice. Both are tried again every ORDERING_RETRY analyses, as the contacts may have changed the graph a lot.
+    const previous = this.symbolic;
+    const reuse =
+      previous !== null &&
+      previous.nodes === pattern.n &&
+      (this.options.ordering ?? 'auto') === 'auto' &&
+      this.timing.analyses % ORDERING_RETRY !== 0;
+    const sym = analyzeLdlt(pattern, reuse ? { ...this.options, ordering: previous.ordering } : this.options);
     this.symbolic = sym;
     this.factored = false;
     this.solveBase = sym.factorSize;
