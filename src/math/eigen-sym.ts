@@ -7,6 +7,18 @@
 
 const MAX_SWEEPS = 50;
 
+/** Copies A to a, sets Q = I; returns the largest |entry| of A. */
+function startDecomposition(A: ArrayLike<number>, n: number, a: Float64Array, Q: Float64Array): number {
+  let scale = 0;
+  for (let i = 0; i < n * n; i++) {
+    a[i] = A[i];
+    Q[i] = 0;
+    scale = Math.max(scale, Math.abs(A[i]));
+  }
+  for (let i = 0; i < n; i++) Q[n * i + i] = 1;
+  return scale;
+}
+
 /**
  * A = Q diag(values) Q^T. Writes the eigenvalues (unsorted) to values[0..n) and the eigenvectors as the columns
  * of Q (row-major n x n). A is not modified; `work` needs n * n entries. No allocation.
@@ -19,13 +31,7 @@ export function symmetricEigen(
   work: Float64Array,
 ): void {
   const a = work;
-  let scale = 0;
-  for (let i = 0; i < n * n; i++) {
-    a[i] = A[i];
-    Q[i] = 0;
-    scale = Math.max(scale, Math.abs(A[i]));
-  }
-  for (let i = 0; i < n; i++) Q[n * i + i] = 1;
+  const scale = startDecomposition(A, n, a, Q);
   if (scale > 0) {
     for (let sweep = 0; sweep < MAX_SWEEPS; sweep++) {
       let off = 0;
@@ -90,13 +96,7 @@ export function tridiagonalEigen(
   work: Float64Array,
 ): void {
   const a = work;
-  let scale = 0;
-  for (let i = 0; i < n * n; i++) {
-    a[i] = A[i];
-    Q[i] = 0;
-    scale = Math.max(scale, Math.abs(A[i]));
-  }
-  for (let i = 0; i < n; i++) Q[n * i + i] = 1;
+  const scale = startDecomposition(A, n, a, Q);
   if (!(scale > 0)) {
     for (let i = 0; i < n; i++) values[i] = a[n * i + i];
     return;
