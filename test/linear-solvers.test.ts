@@ -382,6 +382,29 @@ test('ldlt reuses the symbolic analysis while the pattern stays, and re-analyzes
   assert.ok(relativeError(x, denseSolve(other.toDense(), b2)) < 1e-10);
 });
 
+test('ldlt: a new pattern of the same system reuses the winning ordering method; both are compared every 16th analysis', () => {
+  const rand = rng(22);
+  const solver = new LdltSolver();
+  const tried: number[] = [];
+  let first = '';
+  for (let k = 0; k < 18; k++) {
+    const A = randomSpd(randomPattern(40, 70 + k, rand), rand); // same node count, new pattern each time
+    const b = randomVector(A.size, rand);
+    const x = new Float64Array(A.size);
+    solver.solve(A, b, x);
+    assert.ok(relativeError(x, denseSolve(A.toDense(), b)) < 1e-10, `analysis ${k}: wrong solution`);
+    const sym = solver.analysis!;
+    tried.push(Object.keys(sym.orderingEstimates).length);
+    if (k === 0) first = sym.ordering;
+    else if (k < 16) assert.equal(sym.ordering, first);
+  }
+  assert.deepEqual(tried, [2, ...Array(15).fill(1), 2, 1]);
+  // a system of another size is compared afresh
+  const other = randomSpd(randomPattern(25, 40, rand), rand);
+  solver.solve(other, randomVector(other.size, rand), new Float64Array(other.size));
+  assert.equal(Object.keys(solver.analysis!.orderingEstimates).length, 2);
+});
+
 test('ldlt throws a clear error on a matrix that is not positive definite', () => {
   const A = gridLaplacian(4, 3, 3);
   const node = 17;
