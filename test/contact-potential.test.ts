@@ -116,6 +116,50 @@ test('barrier potential: gradient and Hessian match central differences (vertex-
   assert.ok(Math.min(...values) > -1e-8 * Math.max(...values), `projected Hessian not PSD: ${Math.min(...values)}`);
 });
 
+test("barrier potential: the Gauss-Newton Newton matrix is b'' grad(d^2) grad(d^2)^T (exact Hessian minus b' hess(d^2)); the exact one is unchanged", () => {
+  // One particle 4 mm above the interior of a stairs tread (dhat 1 cm): a single vertex-triangle pair with
+  // d^2 = (y - 0.1)^2, so hess(d^2) = 2 e_y e_y^T and the y-y entries differ by exactly 2 b' = g_y / d.
+  const d = 0.004;
+  const make = (barrierHessian: 'projected' | 'gauss-newton') =>
+    buildModel(
+      scene({
+        gravity: [0, 0, 0],
+        contact: { kappa: 1e5, dhat: 0.01, barrierHessian },
+        obstacles: [{ type: 'stairs', steps: 1, stepHeight: 0.1, stepDepth: 0.2, width: 0.2 }],
+        bodies: [{ name: 'p', mesh: { type: 'particles', positions: [[0.05, 0.1 + d, 0.05]], masses: [1] } }],
+      }),
+    );
+  const block = (model: ReturnType<typeof make>, projectPsd: boolean) => {
+    const barrier = model.contact!.barrier;
+    const x = model.x0;
+    const builder = new PatternBuilder(model.nNodes);
+    for (const term of model.terms) term.addPattern(builder);
+    barrier.patternStale(x);
+    const H = new BsrMatrix(builder.build());
+    for (const term of model.terms) term.bindPattern?.(H);
+    barrier.addHessian(x, 1, H, projectPsd);
+    const p = 0; // bodies' nodes come before the obstacle's
+    assert.ok(Math.abs(x[3 * p + 1] - 0.1 - d) < 1e-12, 'particle node not where expected');
+    const g = new Float64Array(x.length);
+    barrier.addGradient(x, 1, g);
+    const o = 9 * H.pattern.diagSlot[p];
+    return { values: Array.from(H.values.subarray(o, o + 9)), gy: g[3 * p + 1] };
+  };
+  const projectedModel = make('projected');
+  const gaussNewtonModel = make('gauss-newton');
+  const exact = block(projectedModel, false);
+  assert.ok(exact.gy < 0, `the barrier pushes the particle up (gradient ${exact.gy})`);
+  assert.deepEqual(block(gaussNewtonModel, false).values, exact.values);
+  const gn = block(gaussNewtonModel, true);
+  const expected = exact.values[4] - exact.gy / d;
+  assert.ok(Math.abs(gn.values[4] - expected) <= 1e-9 * Math.abs(expected), `y-y entry ${gn.values[4]} vs ${expected}`);
+  assert.ok(gn.values[4] > exact.values[4], 'Gauss-Newton is stiffer along the normal (b\' < 0)');
+  for (const i of [0, 1, 2, 3, 5, 6, 7, 8]) assert.ok(Math.abs(gn.values[i]) <= 1e-12 * gn.values[4], `entry ${i}: ${gn.values[i]}`);
+  // the projection adds a positive semi-definite matrix (minus the negative eigen-part): diagonals only grow
+  const projected = block(projectedModel, true).values[4];
+  assert.ok(projected >= exact.values[4] * (1 - 1e-12), `projected y-y ${projected} vs exact ${exact.values[4]}`);
+});
+
 test('barrier potential: kappa is in N/m (a point at dhat/2 above a plane is pushed with 2 kappa d |btilde\'(1/4)| newtons)', () => {
   const s = scene({
     gravity: [0, 0, 0],

@@ -8,11 +8,22 @@ import { edgeEdgeCcd, pointTriangleCcd } from './ccd.js';
 import type { CollisionMesh } from './collision-mesh.js';
 import { edgeEdgeDistance2, edgeEdgeDistanceType, pointTriangleDistance2, pointTriangleDistanceType } from './distance.js';
 
+/**
+ * How a pair's Hessian enters Newton's matrix. 'projected': the exact Hessian of b(d^2) with its negative eigenvalues
+ * clamped (as ipc-toolkit does). 'gauss-newton': b''(d^2) grad(d^2) grad(d^2)^T only, positive semi-definite as it
+ * stands (b'' >= 0), so no eigen-decomposition: the b'(d^2) hess(d^2) part is dropped (the Gauss-Newton idea GIPC,
+ * Huang et al. 2024, applies to the barrier). Edge-edge pairs under the mollifier keep the projected form. Either
+ * way only the search direction changes, not the minimiser Newton converges to.
+ */
+export type BarrierHessian = 'projected' | 'gauss-newton';
+
 export interface BarrierSettings {
   /** Barrier stiffness kappa (N/m): a pair's energy is kappa dhat^2 btilde(d^2 / dhat^2), see below. */
   kappa: number;
   /** Activation distance dhat (m). */
   dhat: number;
+  /** Newton matrix of the pairs (default 'projected'). */
+  hessian?: BarrierHessian;
 }
 
 /** Contact timings (ms), accumulated over a run: the "where the time goes" of contact scenes. */
@@ -71,8 +82,12 @@ export class BarrierPotential implements PotentialTerm {
   private readonly patternCliques: number[][] = [];
   private readonly patternKeys = new Set<string>();
   private patternX: Float64Array | null = null;
+  /** Newton matrix of the pairs (BarrierHessian). */
+  readonly hessianModel: BarrierHessian;
 
   // Scratch.
+  /** Set by localBarrier: h12 is positive semi-definite already (the Gauss-Newton part). */
+  private hessianIsPsd = false;
   private readonly x12 = new Float64Array(STENCIL);
   private readonly g12 = new Float64Array(STENCIL);
   private readonly h12 = new Float64Array(STENCIL * STENCIL);
@@ -95,6 +110,7 @@ export class BarrierPotential implements PotentialTerm {
     if (!(settings.dhat > 0)) throw new Error(`contact: dhat must be positive, got ${settings.dhat}`);
     this.kappa = settings.kappa;
     this.dhat = settings.dhat;
+    this.hessianModel = settings.hessian ?? 'projected';
     this.freeVertices = mesh.vertices.filter((v) => !mesh.fixedNodes[v]);
     this.groupCount = mesh.groups.length;
     const selfContact = mesh.groups.map((g) => (g.selfContact ? 1 : 0));
@@ -258,13 +274,14 @@ export class BarrierPotential implements PotentialTerm {
     const fixed = this.mesh.fixedNodes;
     const values = H.values;
     const pattern = H.pattern;
+    const gaussNewton = projectPsd && this.hessianModel === 'gauss-newton'; // the exact Hessian when asked for it
     for (const set of this.sets) {
       for (let q = 0; q < set.liveCount; q++) {
         const k = set.live[q];
-        if (!this.localBarrier(set, k, x, dhat2, false, true)) continue;
+        if (!this.localBarrier(set, k, x, dhat2, false, true, gaussNewton)) continue;
         // A pair's barrier depends on differences of its nodes only: the projection works in the 9 (or fewer)
         // directions a common translation leaves out.
-        if (projectPsd) projectPsdTranslationInvariant(this.h12, 4);
+        if (projectPsd && !this.hessianIsPsd) projectPsdTranslationInvariant(this.h12, 4);
         for (let a = 0; a < 4; a++) {
           const na = set.nodes[4 * k + a];
           if (fixed[na]) continue;
@@ -298,33 +315,39 @@ export class BarrierPotential implements PotentialTerm {
 
   /**
    * Local barrier of candidate k of a set at x: fills g12 (gradient) and/or h12 (Hessian) of m b(d^2) over the 12
-   * stencil coordinates. Returns false when the pair is not active (d >= dhat).
+   * stencil coordinates. Returns false when the pair is not active (d >= dhat). With gaussNewton, an unmollified
+   * pair's h12 is the Gauss-Newton part b'' grad(d^2) grad(d^2)^T (see BarrierHessian) and hessianIsPsd is set.
    */
-  private localBarrier(set: CandidateSet, k: number, x: Float64Array, dhat2: number, wantGradient: boolean, wantHessian: boolean): boolean {
+  private localBarrier(
+    set: CandidateSet,
+    k: number,
+    x: Float64Array,
+    dhat2: number,
+    wantGradient: boolean,
+    wantHessian: boolean,
+    gaussNewton = false,
+  ): boolean {
     const isEdgeEdge = set.edgeEdge[k] === 1;
     const x12 = this.x12;
     for (let i = 0; i < 4; i++) gatherNode(x, set.nodes[4 * k + i], x12, 3 * i);
-    let d2: number;
-    if (!isEdgeEdge) {
-      const type = pointTriangleDistanceType(x12);
-      d2 = pointTriangleDistance2(x12, type);
-      if (d2 >= dhat2) return false;
-      pointTriangleDistance2(x12, type, this.dg, wantHessian ? this.dh : null);
-    } else {
-      const type = edgeEdgeDistanceType(x12);
-      d2 = edgeEdgeDistance2(x12, type);
-      if (d2 >= dhat2) return false;
-      edgeEdgeDistance2(x12, type, this.dg, wantHessian ? this.dh : null);
-    }
-    const b = barrier(d2, dhat2);
-    const b1 = barrierFirstDerivative(d2, dhat2);
-    const dg = this.dg, dh = this.dh;
+    const eeType = isEdgeEdge ? edgeEdgeDistanceType(x12) : 0;
+    const ptType = isEdgeEdge ? 0 : pointTriangleDistanceType(x12);
+    const d2 = isEdgeEdge ? edgeEdgeDistance2(x12, eeType) : pointTriangleDistance2(x12, ptType);
+    if (d2 >= dhat2) return false;
     let m = 1;
     let mollified = false;
     if (isEdgeEdge) {
       m = edgeEdgeMollifier(x12, set.mollifierEps[k], this.mg, wantHessian ? this.mh : null);
       mollified = m < 1;
     }
+    const plainGaussNewton = wantHessian && gaussNewton && !mollified;
+    this.hessianIsPsd = plainGaussNewton;
+    const dh = wantHessian && !plainGaussNewton ? this.dh : null; // the Gauss-Newton part needs no hess(d^2)
+    if (isEdgeEdge) edgeEdgeDistance2(x12, eeType, this.dg, dh);
+    else pointTriangleDistance2(x12, ptType, this.dg, dh);
+    const b = barrier(d2, dhat2);
+    const b1 = barrierFirstDerivative(d2, dhat2);
+    const dg = this.dg;
     if (wantGradient) {
       for (let i = 0; i < STENCIL; i++) this.g12[i] = m * b1 * dg[i] + (mollified ? b * this.mg[i] : 0);
     }
@@ -333,7 +356,8 @@ export class BarrierPotential implements PotentialTerm {
       const h = this.h12, mg = this.mg, mh = this.mh;
       for (let i = 0; i < STENCIL; i++) {
         for (let j = 0; j < STENCIL; j++) {
-          let v = m * (b2 * dg[i] * dg[j] + b1 * dh[STENCIL * i + j]);
+          let v = m * b2 * dg[i] * dg[j];
+          if (dh !== null) v += m * b1 * dh[STENCIL * i + j];
           if (mollified) v += b1 * (mg[i] * dg[j] + dg[i] * mg[j]) + b * mh[STENCIL * i + j];
           h[STENCIL * i + j] = v;
         }

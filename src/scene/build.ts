@@ -10,7 +10,7 @@ import { boxGrid, stairsSurface } from '../mesh/generators.js';
 import { extractSurface } from '../mesh/surface.js';
 import { sortTetsSpatially, type TetMesh } from '../mesh/tet-mesh.js';
 import type { BodyInfo, ConstraintMotion, ContactModel, Model } from '../model/model.js';
-import { SceneError, type BodyDef, type Obstacle, type Region, type Scene } from './schema.js';
+import { SceneError, contactSchema, type BodyDef, type Obstacle, type Region, type Scene } from './schema.js';
 
 type Vec3 = [number, number, number];
 
@@ -166,14 +166,7 @@ function buildContact(
   rest: Float64Array,
   constrained: Uint8Array,
 ): ContactModel {
-  const settings = scene.contact ?? {
-    kappa: 1e5,
-    dhat: 1e-3,
-    adaptiveKappa: false,
-    friction: 0,
-    frictionVelocity: 1e-3,
-    selfContact: true,
-  };
+  const settings = scene.contact ?? contactSchema.parse({}); // obstacles without a contact section: the defaults
   const groups: CollisionGroupInput[] = [];
   let offset = 0;
   built.forEach((b, bi) => {
@@ -205,7 +198,7 @@ function buildContact(
   const fixedNodes = new Uint8Array(nNodes);
   for (let i = 0; i < nNodes; i++) fixedNodes[i] = constrained[3 * i] & constrained[3 * i + 1] & constrained[3 * i + 2];
   const mesh = buildCollisionMesh(nNodes, groups, planes, fixedNodes);
-  const barrier = new BarrierPotential(mesh, rest, { kappa: settings.kappa, dhat: settings.dhat });
+  const barrier = new BarrierPotential(mesh, rest, { kappa: settings.kappa, dhat: settings.dhat, hessian: settings.barrierHessian });
   const hasFriction = groups.some((g) => g.friction > 0) && (planes.some((p) => p.friction > 0) || groups.length > 1 || groups.some((g) => g.friction > 0 && g.selfContact));
   return { mesh, barrier, frictionVelocity: settings.frictionVelocity, hasFriction, adaptiveKappa: settings.adaptiveKappa };
 }

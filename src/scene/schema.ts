@@ -139,6 +139,10 @@ export const contactSchema = z.strictObject({
   friction: z.number().nonnegative().default(0).describe('default friction coefficient of every surface'),
   frictionVelocity: positive.default(1e-3).describe('eps_v (m/s): below this sliding speed friction is smoothed toward static'),
   selfContact: z.boolean().default(true).describe('default for bodies: collide a body with itself'),
+  barrierHessian: z
+    .enum(['projected', 'gauss-newton'])
+    .default('projected')
+    .describe("Newton matrix of the contact pairs: the exact Hessian with negative eigenvalues clamped, or its Gauss-Newton part b'' grad(d^2) grad(d^2)^T (no eigen-decomposition; same solution, other search directions)"),
 });
 
 const decayPieceSchema = z.strictObject({ from: z.number().nonnegative(), tau: positive });
