@@ -89,10 +89,10 @@ function defaultRelax(scalarColumns: number): number {
   return 0.05;
 }
 
-const SOLVE_BLOCK = 32;
+const SOLVE_BLOCK = 32; // diagonal-block chunk of the triangular solves
 
 /** With automatic ordering, both methods are compared on every this many-th analysis; others reuse the winner. */
-const ORDERING_RETRY = 16; // diagonal-block chunk of the triangular solves
+const ORDERING_RETRY = 16;
 
 /** Blocking of the dense partial factorization (exported for benchmarks that tune it). */
 export const ldltTuning = {
