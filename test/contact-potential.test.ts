@@ -116,17 +116,17 @@ test('barrier potential: gradient and Hessian match central differences (vertex-
   assert.ok(Math.min(...values) > -1e-8 * Math.max(...values), `projected Hessian not PSD: ${Math.min(...values)}`);
 });
 
-test("barrier potential: the Gauss-Newton Newton matrix is b'' grad(d^2) grad(d^2)^T (exact Hessian minus b' hess(d^2)); the exact one is unchanged", () => {
-  // One particle 4 mm above the interior of a stairs tread (dhat 1 cm): a single vertex-triangle pair with
-  // d^2 = (y - 0.1)^2, so hess(d^2) = 2 e_y e_y^T and the y-y entries differ by exactly 2 b' = g_y / d.
-  const d = 0.004;
-  const make = (barrierHessian: 'projected' | 'gauss-newton') =>
+test('barrier potential: the Gauss-Newton matrix is f\'\'(d) grad d grad d^T: exact along the normal, without the curvature of d; the exact Hessian is unchanged', () => {
+  // One particle near a fixed stairs tread (top at y = 0.1 for x in [0, 0.2], front edge along z at x = 0.2),
+  // dhat 1 cm. For a particle against a fixed obstacle, d is a distance field of its position: grad d is the unit
+  // normal n and hess(d) n = 0, so with f(d) = B(d^2) the exact block is f'' n n^T + f' hess(d) and n^T H n = f''.
+  const make = (barrierHessian: 'projected' | 'gauss-newton', position: [number, number, number]) =>
     buildModel(
       scene({
         gravity: [0, 0, 0],
         contact: { kappa: 1e5, dhat: 0.01, barrierHessian },
         obstacles: [{ type: 'stairs', steps: 1, stepHeight: 0.1, stepDepth: 0.2, width: 0.2 }],
-        bodies: [{ name: 'p', mesh: { type: 'particles', positions: [[0.05, 0.1 + d, 0.05]], masses: [1] } }],
+        bodies: [{ name: 'p', mesh: { type: 'particles', positions: [position], masses: [1] } }],
       }),
     );
   const block = (model: ReturnType<typeof make>, projectPsd: boolean) => {
@@ -138,26 +138,48 @@ test("barrier potential: the Gauss-Newton Newton matrix is b'' grad(d^2) grad(d^
     const H = new BsrMatrix(builder.build());
     for (const term of model.terms) term.bindPattern?.(H);
     barrier.addHessian(x, 1, H, projectPsd);
-    const p = 0; // bodies' nodes come before the obstacle's
-    assert.ok(Math.abs(x[3 * p + 1] - 0.1 - d) < 1e-12, 'particle node not where expected');
     const g = new Float64Array(x.length);
     barrier.addGradient(x, 1, g);
-    const o = 9 * H.pattern.diagSlot[p];
-    return { values: Array.from(H.values.subarray(o, o + 9)), gy: g[3 * p + 1] };
+    const o = 9 * H.pattern.diagSlot[0]; // bodies' nodes come before the obstacle's
+    return { H: Array.from(H.values.subarray(o, o + 9)), g: Array.from(g.subarray(0, 3)) };
   };
-  const projectedModel = make('projected');
-  const gaussNewtonModel = make('gauss-newton');
-  const exact = block(projectedModel, false);
-  assert.ok(exact.gy < 0, `the barrier pushes the particle up (gradient ${exact.gy})`);
-  assert.deepEqual(block(gaussNewtonModel, false).values, exact.values);
-  const gn = block(gaussNewtonModel, true);
-  const expected = exact.values[4] - exact.gy / d;
-  assert.ok(Math.abs(gn.values[4] - expected) <= 1e-9 * Math.abs(expected), `y-y entry ${gn.values[4]} vs ${expected}`);
-  assert.ok(gn.values[4] > exact.values[4], 'Gauss-Newton is stiffer along the normal (b\' < 0)');
-  for (const i of [0, 1, 2, 3, 5, 6, 7, 8]) assert.ok(Math.abs(gn.values[i]) <= 1e-12 * gn.values[4], `entry ${i}: ${gn.values[i]}`);
-  // the projection adds a positive semi-definite matrix (minus the negative eigen-part): diagonals only grow
-  const projected = block(projectedModel, true).values[4];
-  assert.ok(projected >= exact.values[4] * (1 - 1e-12), `projected y-y ${projected} vs exact ${exact.values[4]}`);
+  const quadratic = (H: number[], u: number[]) => {
+    let q = 0;
+    for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) q += u[i] * H[3 * i + j] * u[j];
+    return q;
+  };
+
+  // Above the tread's interior hess(d) = 0: Gauss-Newton is the exact Hessian.
+  const above: [number, number, number] = [0.05, 0.104, 0.05];
+  const exactAbove = block(make('projected', above), false);
+  assert.ok(exactAbove.g[1] < 0, `the barrier pushes the particle up (gradient ${exactAbove.g[1]})`);
+  assert.deepEqual(block(make('gauss-newton', above), false).H, exactAbove.H, 'without projection both models give the exact Hessian');
+  const gnAbove = block(make('gauss-newton', above), true);
+  for (let i = 0; i < 9; i++) {
+    assert.ok(Math.abs(gnAbove.H[i] - exactAbove.H[i]) <= 1e-9 * exactAbove.H[4], `entry ${i}: ${gnAbove.H[i]} vs exact ${exactAbove.H[i]}`);
+  }
+
+  // Off the front edge d is the distance to a line: hess(d) = (I - n n^T - z z^T) / d, whose part f'/d along the
+  // tangent t (negative: f' < 0) Gauss-Newton drops, keeping f'' along n.
+  const [a, b] = [0.003, 0.004];
+  const edge: [number, number, number] = [0.2 + a, 0.1 + b, 0.05];
+  const d = Math.hypot(a, b);
+  const n = [a / d, b / d, 0];
+  const t = [-b / d, a / d, 0];
+  const exactEdge = block(make('projected', edge), false);
+  const gnEdge = block(make('gauss-newton', edge), true);
+  const push = Math.hypot(...exactEdge.g); // |f'(d)|
+  assert.ok(Math.abs(exactEdge.g[0] / push - -n[0]) < 1e-9 && Math.abs(exactEdge.g[1] / push - -n[1]) < 1e-9, `gradient ${exactEdge.g} not along -n`);
+  const normal = quadratic(exactEdge.H, n);
+  assert.ok(normal > 0, `normal curvature ${normal}`);
+  assert.ok(Math.abs(quadratic(gnEdge.H, n) - normal) <= 1e-9 * normal, `Gauss-Newton normal curvature ${quadratic(gnEdge.H, n)} vs exact ${normal}`);
+  const tangential = quadratic(exactEdge.H, t);
+  assert.ok(Math.abs(tangential - -push / d) <= 1e-9 * (push / d), `exact tangential curvature ${tangential} vs f'/d = ${-push / d}`);
+  assert.ok(Math.abs(quadratic(gnEdge.H, t)) <= 1e-12 * normal, `Gauss-Newton tangential curvature ${quadratic(gnEdge.H, t)}`);
+  assert.ok(Math.abs(quadratic(gnEdge.H, [0, 0, 1])) <= 1e-12 * normal, 'nothing along the edge');
+  // the projection clamps the negative tangential curvature to zero instead
+  const projected = block(make('projected', edge), true).H;
+  assert.ok(Math.abs(quadratic(projected, t)) <= 1e-9 * normal, `projected tangential curvature ${quadratic(projected, t)}`);
 });
 
 test('barrier potential: kappa is in N/m (a point at dhat/2 above a plane is pushed with 2 kappa d |btilde\'(1/4)| newtons)', () => {

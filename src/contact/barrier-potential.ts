@@ -10,10 +10,12 @@ import { edgeEdgeDistance2, edgeEdgeDistanceType, pointTriangleDistance2, pointT
 
 /**
  * How a pair's Hessian enters Newton's matrix. 'projected': the exact Hessian of b(d^2) with its negative eigenvalues
- * clamped (as ipc-toolkit does). 'gauss-newton': b''(d^2) grad(d^2) grad(d^2)^T only, positive semi-definite as it
- * stands (b'' >= 0), so no eigen-decomposition: the b'(d^2) hess(d^2) part is dropped (the Gauss-Newton idea GIPC,
- * Huang et al. 2024, applies to the barrier). Edge-edge pairs under the mollifier keep the projected form. Either
- * way only the search direction changes, not the minimiser Newton converges to.
+ * clamped (as ipc-toolkit does). 'gauss-newton': the Gauss-Newton matrix of b as a function of the distance d,
+ * f''(d) grad d grad d^T with f''(d) = 4 d^2 b'' + 2 b' > 0, positive semi-definite as it stands, so no
+ * eigen-decomposition; only the 2 d b' hess(d) part (the curvature of the distance itself) is dropped, and along
+ * the normal it equals the exact Hessian (the Gauss-Newton idea GIPC, Huang et al. 2024, applies to the barrier).
+ * Edge-edge pairs under the mollifier keep the projected form. Either way only the search direction changes, not
+ * the minimiser Newton converges to.
  */
 export type BarrierHessian = 'projected' | 'gauss-newton';
 
@@ -22,7 +24,7 @@ export interface BarrierSettings {
   kappa: number;
   /** Activation distance dhat (m). */
   dhat: number;
-  /** Newton matrix of the pairs (default 'projected'). */
+  /** Newton matrix of the pairs (default 'gauss-newton'). */
   hessian?: BarrierHessian;
 }
 
@@ -110,7 +112,7 @@ export class BarrierPotential implements PotentialTerm {
     if (!(settings.dhat > 0)) throw new Error(`contact: dhat must be positive, got ${settings.dhat}`);
     this.kappa = settings.kappa;
     this.dhat = settings.dhat;
-    this.hessianModel = settings.hessian ?? 'projected';
+    this.hessianModel = settings.hessian ?? 'gauss-newton';
     this.freeVertices = mesh.vertices.filter((v) => !mesh.fixedNodes[v]);
     this.groupCount = mesh.groups.length;
     const selfContact = mesh.groups.map((g) => (g.selfContact ? 1 : 0));
@@ -316,7 +318,7 @@ export class BarrierPotential implements PotentialTerm {
   /**
    * Local barrier of candidate k of a set at x: fills g12 (gradient) and/or h12 (Hessian) of m b(d^2) over the 12
    * stencil coordinates. Returns false when the pair is not active (d >= dhat). With gaussNewton, an unmollified
-   * pair's h12 is the Gauss-Newton part b'' grad(d^2) grad(d^2)^T (see BarrierHessian) and hessianIsPsd is set.
+   * pair's h12 is the Gauss-Newton matrix in d (see BarrierHessian) and hessianIsPsd is set.
    */
   private localBarrier(
     set: CandidateSet,
@@ -352,7 +354,11 @@ export class BarrierPotential implements PotentialTerm {
       for (let i = 0; i < STENCIL; i++) this.g12[i] = m * b1 * dg[i] + (mollified ? b * this.mg[i] : 0);
     }
     if (wantHessian) {
-      const b2 = barrierSecondDerivative(d2, dhat2);
+      // Gauss-Newton in the distance d rather than d^2: the curvature of b(d^2) along d is 4 d^2 b'' + 2 b' (> 0 on
+      // 0 < d < dhat), i.e. (b'' + b' / (2 d^2)) on grad(d^2) grad(d^2)^T. Taking b'' alone (Gauss-Newton in d^2)
+      // doubles the stiffness along the normal near contact (b' ~ -dhat^4/d^2), which halves every Newton step
+      // toward a contact and leaves a linearly converging tail.
+      const b2 = plainGaussNewton ? Math.max(0, barrierSecondDerivative(d2, dhat2) + b1 / (2 * d2)) : barrierSecondDerivative(d2, dhat2);
       const h = this.h12, mg = this.mg, mh = this.mh;
       for (let i = 0; i < STENCIL; i++) {
         for (let j = 0; j < STENCIL; j++) {

@@ -141,8 +141,8 @@ export const contactSchema = z.strictObject({
   selfContact: z.boolean().default(true).describe('default for bodies: collide a body with itself'),
   barrierHessian: z
     .enum(['projected', 'gauss-newton'])
-    .default('projected')
-    .describe("Newton matrix of the contact pairs: the exact Hessian with negative eigenvalues clamped, or its Gauss-Newton part b'' grad(d^2) grad(d^2)^T (no eigen-decomposition; same solution, other search directions)"),
+    .default('gauss-newton')
+    .describe("Newton matrix of the contact pairs: 'gauss-newton' f''(d) grad d grad d^T of the barrier as a function of the distance (exact along the normal, PSD without eigen-decomposition), or 'projected', the exact Hessian with negative eigenvalues clamped; same solution, other search directions"),
 });
 
 const decayPieceSchema = z.strictObject({ from: z.number().nonnegative(), tau: positive });
