@@ -2,7 +2,9 @@
  * Saves a scene's state after some steps and runs more steps from it, to study a few hard steps (a landing, say)
  * without simulating the minutes before them every time.
  *
- *   npx tsx bench/resume.ts save <scene> <steps> <file>   run <steps> steps, write positions and velocities to <file>
+ *   npx tsx bench/resume.ts save <scene> <steps> <file> [<from>]
+ *                                                         run <steps> steps (from the state in <from> if given),
+ *                                                         write positions and velocities to <file>
  *   npx tsx bench/resume.ts run <scene> <steps> <file>    start from <file>, run <steps> steps, print per-step
  *                                                         Newton iterations and seconds, then the time split
  *
@@ -15,8 +17,8 @@ import { loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js'
 import { buildModel } from '../src/scene/build.js';
 import { simulate } from '../src/sim/simulate.js';
 
-const usage = 'usage: npx tsx bench/resume.ts save|run <scene> <steps> <file>';
-const [mode, sceneName, stepsText, file] = process.argv.slice(2);
+const usage = 'usage: npx tsx bench/resume.ts save|run <scene> <steps> <file> [<from> (save only)]';
+const [mode, sceneName, stepsText, file, from] = process.argv.slice(2);
 const steps = Number(stepsText);
 if ((mode !== 'save' && mode !== 'run') || !sceneName || !file || !Number.isInteger(steps) || steps < 1) {
   console.error(usage);
@@ -29,10 +31,11 @@ const options = toRunOptions(scene);
 options.duration = steps * options.h;
 const n = model.x0.length;
 
-if (mode === 'run') {
-  const bytes = readFileSync(file);
+const input = mode === 'run' ? file : from;
+if (input) {
+  const bytes = readFileSync(input);
   if (bytes.byteLength !== 16 * n) {
-    console.error(`${file}: ${bytes.byteLength} bytes, but scene '${sceneName}' needs ${16 * n} (positions and velocities of ${n / 3} nodes)`);
+    console.error(`${input}: ${bytes.byteLength} bytes, but scene '${sceneName}' needs ${16 * n} (positions and velocities of ${n / 3} nodes)`);
     process.exit(2);
   }
   const state = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));

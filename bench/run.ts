@@ -5,12 +5,15 @@
  * and the ratio ours / paper, plus where the time goes (assembly, linear solve, line search, other).
  *
  * Options: --contact (add the contact scenes: balls, dice, bunny stairs and splash; hours on 2 cores), --only NAME[,NAME]
- * (scene names, contact or not), --integrator NAME (only that integrator's rows), --linear auto|pcg|ldlt|ldlt-lagged (default auto), --json FILE.
+ * (scene names, contact or not), --integrator NAME (only that integrator's rows), --linear auto|pcg|ldlt|ldlt-lagged (default auto), --json FILE,
+ * --checkpoint-dir DIR (each case saves its state to DIR/<scene>.<integrator>.checkpoint.json after every step and
+ * goes on from there when run again: the bunny splash takes longer than one sitting; the times add up over sittings).
  * Contact rows add where the contact time goes (active-set broad phase, CCD, barrier terms; parts of the split).
  * The paper's machine: Intel Xeon w5-2445 (CPU solver, Jacobi PCG). Ours: whatever runs this; see `nproc`.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunSummary } from '../src/sim/records.js';
 
@@ -58,6 +61,8 @@ const withContact = args.includes('--contact');
 const onlyIntegrator = opt('--integrator');
 const linear = opt('--linear') ?? 'auto';
 const jsonOut = opt('--json');
+const checkpointDir = opt('--checkpoint-dir');
+if (checkpointDir) mkdirSync(checkpointDir, { recursive: true });
 const caseScript = fileURLToPath(new URL('./case.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));
 
@@ -71,7 +76,8 @@ for (const row of paper) {
   if (only ? !only.includes(row.scene) : row.contact && !withContact) continue;
   if (onlyIntegrator && row.integrator !== onlyIntegrator) continue;
   // The case's stderr (its progress lines) goes straight through; only its stdout (the summary) is captured.
-  const out = execFileSync(process.execPath, [tsx, caseScript, row.scene, row.integrator, String(row.h ?? 1 / 30), linear], {
+  const checkpoint = checkpointDir ? [join(checkpointDir, `${row.scene}.${row.integrator}.checkpoint.json`)] : [];
+  const out = execFileSync(process.execPath, [tsx, caseScript, row.scene, row.integrator, String(row.h ?? 1 / 30), linear, ...checkpoint], {
     encoding: 'utf8',
     maxBuffer: 1 << 24,
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -60,6 +60,16 @@ export class AdaptiveStiffness {
     barrier.kappa = this.kappaMin;
   }
 
+  /** What a checkpoint keeps between steps: kappa, and whether the last step began in contact. */
+  saveState(): { kappa: number; hadContact: boolean } {
+    return { kappa: this.barrier.kappa, hadContact: this.hadContact };
+  }
+
+  restoreState(state: { kappa: number; hadContact: boolean }): void {
+    this.barrier.kappa = state.kappa;
+    this.hadContact = state.hadContact;
+  }
+
   /** Before a step's minimisation from x: sets kappa by the gradient balance when contacts (re)appear. */
   beginSolve(ip: IncrementalPotential, x: Float64Array): void {
     const contacts = this.barrier.activeContacts(x, null);

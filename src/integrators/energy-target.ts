@@ -43,6 +43,11 @@ export class EnergyTarget {
     return this.current;
   }
 
+  /** Goes on from a saved E_n (a resumed run). */
+  restore(value: number): void {
+    this.current = value;
+  }
+
   get value(): number {
     return this.current;
   }

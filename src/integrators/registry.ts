@@ -20,6 +20,11 @@ export interface IntegratorSpec {
   implicit: boolean;
   params: Record<string, ParamSpec>;
   create(ctx: IntegratorContext, params: IntegratorParams): Integrator;
+  /**
+   * True when a step depends on (t, x, v) and the energy target only, so a run can go on from a checkpoint of them
+   * (simulate's `resume`). Multistep methods (BDF2's previous state) and the sparse A-search's miss history are not.
+   */
+  resumable?(params: IntegratorParams): boolean;
 }
 
 const aSearchParams: Record<string, ParamSpec> = {
@@ -34,7 +39,7 @@ export const integrators: readonly IntegratorSpec[] = [
   spec({ name: 'explicit-euler', summary: 'forward Euler, x and v from the old state', implicit: false, params: {}, create: (c) => createExplicit(c, 'explicit-euler') }),
   spec({ name: 'symplectic-euler', summary: 'v from old forces, then x from new v', implicit: false, params: {}, create: (c) => createExplicit(c, 'symplectic-euler') }),
   spec({ name: 'rk4', summary: 'classical 4-stage Runge-Kutta', implicit: false, params: {}, create: (c) => createExplicit(c, 'rk4') }),
-  spec({ name: 'implicit-euler', summary: 'backward Euler (incremental potential, IPC style)', implicit: true, params: {}, create: (c) => createImplicitEuler(c) }),
+  spec({ name: 'implicit-euler', summary: 'backward Euler (incremental potential, IPC style)', implicit: true, params: {}, create: (c) => createImplicitEuler(c), resumable: () => true }),
   spec({ name: 'bdf2', summary: 'two-step BDF, implicit Euler start', implicit: true, params: {}, create: (c) => createBdf2(c) }),
   spec({ name: 'implicit-midpoint', summary: 'symplectic midpoint rule, solved for the midpoint', implicit: true, params: {}, create: (c) => createImplicitMidpoint(c) }),
   spec({ name: 'trapezoidal', summary: 'Newmark(1/4, 1/2)', implicit: true, params: {}, create: (c) => createNewmark(c, 0.25, 0.5, 'trapezoidal') }),
@@ -63,6 +68,7 @@ export const integrators: readonly IntegratorSpec[] = [
     implicit: true,
     params: { alpha: { default: 1, doc: 'the fixed alpha (1 is A-1; 0 is implicit Euler)' } },
     create: (c, p) => createASearch(c, { fixedAlpha: num(p, 'alpha', 1), alphaMin: -Infinity, alphaMax: Infinity, sparse: false }, 'a-1'),
+    resumable: () => true,
   }),
   spec({
     name: 'a-search',
@@ -75,6 +81,7 @@ export const integrators: readonly IntegratorSpec[] = [
         { alphaMin: num(p, 'alphaMin', 0), alphaMax: num(p, 'alphaMax', 1.1), sparse: bool(p, 'sparse', false) },
         'a-search',
       ),
+    resumable: (p) => !bool(p, 'sparse', false),
   }),
 ];
 

@@ -48,6 +48,45 @@ export interface RunOptions {
    * naming the two primitives; the initial state is refused outright.
    */
   contactChecks?: 'frames' | 'steps' | 'off';
+  /** Go on from this checkpoint of the same scene, integrator and h instead of starting at t = 0. */
+  resume?: RunCheckpoint;
+  /** Hand the observer a checkpoint every this many steps (0 or absent: never). */
+  checkpointEvery?: number;
+}
+
+/**
+ * Everything a run needs to go on after step `step` as if it had not stopped: the state, the energy target, the
+ * adaptive barrier stiffness, the initial energies the summary compares against, and the totals so far. Caches
+ * (candidate sets, the Hessian pattern, the lagged factor) are rebuilt on resuming, so a resumed run agrees with
+ * an uninterrupted one to the Newton tolerance (exactly, with a direct linear solver, up to round-off).
+ */
+export interface RunCheckpoint {
+  version: 1;
+  scene: string;
+  integrator: string;
+  h: number;
+  step: number;
+  /** The integrator's clock (state.t). */
+  t: number;
+  x: Float64Array;
+  v: Float64Array;
+  target: number;
+  adaptiveStiffness: { kappa: number; hadContact: boolean } | null;
+  /** The initial state's energies and angular momentum. */
+  initial: { total: number; kinetic: number; potential: number; angularMomentum: [number, number, number] };
+  totals: {
+    newtonIterations: number;
+    linearIterations: number;
+    minEnergy: number;
+    maxEnergy: number;
+    maxInverted: number;
+    /** NaN when no distance was seen yet. */
+    minDistance: number;
+    maxActiveContacts: number;
+    wallSeconds: number;
+    cpuSeconds: number;
+    timing: Record<string, number>;
+  };
 }
 
 export interface RunObserver {
@@ -57,6 +96,8 @@ export interface RunObserver {
   frame?(index: number, t: number, x: Float64Array): void;
   /** Per-frame invariant check (inverted tets ...); a thrown error stops the run with its message. */
   check?(step: number, x: Float64Array): void;
+  /** Every `checkpointEvery` steps (RunOptions): a checkpoint to save; its arrays are copies. */
+  checkpoint?(checkpoint: RunCheckpoint): void;
 }
 
 export interface RunResult {
@@ -70,6 +111,12 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
   if (!(opts.duration >= 0)) throw new Error(`duration must be >= 0 (got ${opts.duration})`);
   const spec = findIntegrator(opts.integrator);
   checkParams(spec, opts.params);
+  const resume = opts.resume;
+  const checkpointEvery = opts.checkpointEvery ?? 0;
+  if ((resume || checkpointEvery > 0) && !spec.resumable?.(opts.params)) {
+    throw new Error(`integrator '${opts.integrator}' keeps history between steps; it cannot ${resume ? 'resume from' : 'write'} a checkpoint (implicit-euler, a-1 and a-search without sparse can)`);
+  }
+  if (resume) checkCheckpoint(resume, model, opts);
   const settings: SolveSettings = {
     tolerance: opts.solver.tolerance,
     maxIterations: opts.solver.maxNewtonIterations,
@@ -81,8 +128,11 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
   const target = new EnergyTarget(opts.energy);
   const integrator = spec.create({ dyn, target }, opts.params);
 
-  const state: IntegratorState = { t: 0, x: new Float64Array(model.x0), v: new Float64Array(model.v0) };
-  dyn.constrain(0, state.x);
+  const state: IntegratorState = resume
+    ? { t: resume.t, x: new Float64Array(resume.x), v: new Float64Array(resume.v) }
+    : { t: 0, x: new Float64Array(model.x0), v: new Float64Array(model.v0) };
+  if (resume && resume.adaptiveStiffness) dyn.adaptiveStiffness?.restoreState(resume.adaptiveStiffness);
+  if (!resume) dyn.constrain(0, state.x);
   const steps = Math.round(opts.duration / opts.h);
   const frameEvery = Math.max(1, Math.round(1 / (opts.frameRate * opts.h)));
   const potentials = new Map<string, number>();
@@ -137,31 +187,89 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
   };
   if (model.contact) {
     const hit = findIntersection(model.contact.mesh, state.x);
-    if (hit) throw new Error(`the initial state intersects: ${hit.message}`);
+    if (hit) throw new Error(`the ${resume ? 'checkpoint' : 'initial'} state intersects: ${hit.message}`);
   }
-  const first = record(0, NaN, 0, 0, 0, 0, 0);
-  target.reset(first.total);
-  first.target = target.value;
-  if (!Number.isFinite(first.total)) throw new Error('the initial state has a non-finite energy (inverted element in the initial positions?)');
-  observer.check?.(0, state.x);
-  observer.step?.(first);
-  observer.frame?.(0, 0, state.x);
+  // A resumed run starts from its checkpoint's record; the initial energies and totals come from the checkpoint.
+  const startStep = resume?.step ?? 0;
+  const current = record(startStep, NaN, 0, 0, 0, 0, 0);
+  const initial = resume ? resume.initial : { total: current.total, kinetic: current.kinetic, potential: current.potential, angularMomentum: current.angularMomentum };
+  if (resume) {
+    target.restore(resume.target);
+  } else {
+    target.reset(current.total);
+    if (!Number.isFinite(current.total)) throw new Error('the initial state has a non-finite energy (inverted element in the initial positions?)');
+  }
+  current.target = target.value;
+  if (!resume) {
+    observer.check?.(0, state.x);
+    observer.step?.(current);
+    observer.frame?.(0, 0, state.x);
+  }
 
-  const energyScale = Math.max(Math.abs(first.total), first.kinetic + Math.abs(first.potential), 1e-12);
+  const energyScale = Math.max(Math.abs(initial.total), initial.kinetic + Math.abs(initial.potential), 1e-12);
   const norm = (a: [number, number, number]) => Math.hypot(a[0], a[1], a[2]);
-  let maxInverted = first.inverted;
-  let minDistance = first.minDistance;
-  let maxActive = first.activeContacts;
-  let minEnergy = first.total;
-  let maxEnergy = first.total;
-  let last = first;
-  let totalNewton = 0;
-  let totalLinear = 0;
+  const before = resume?.totals;
+  let maxInverted = Math.max(before?.maxInverted ?? 0, current.inverted);
+  let minDistance = before ? (Number.isNaN(before.minDistance) ? current.minDistance : Math.min(before.minDistance, current.minDistance)) : current.minDistance;
+  let maxActive = Math.max(before?.maxActiveContacts ?? 0, current.activeContacts);
+  let minEnergy = before?.minEnergy ?? current.total;
+  let maxEnergy = before?.maxEnergy ?? current.total;
+  let last = current;
+  let totalNewton = before?.newtonIterations ?? 0;
+  let totalLinear = before?.linearIterations ?? 0;
   let stopped: string | undefined;
   const start = performance.now();
   const cpuStart = processCpuSeconds();
 
-  for (let step = 1; step <= steps; step++) {
+  /** Seconds per phase so far, earlier segments of a resumed run included. */
+  const timingSoFar = (wallSeconds: number): Record<string, number> => {
+    const timing: Record<string, number> = {
+      assembly: dyn.newton.timing.assembly / 1000,
+      linearSolve: dyn.newton.timing.linearSolve / 1000,
+      lineSearch: dyn.newton.timing.lineSearch / 1000,
+    };
+    timing.other = Math.max(0, wallSeconds - timing.assembly - timing.linearSolve - timing.lineSearch);
+    if (model.contact) {
+      // Parts of the above, measured inside the contact term: active-set broad phase, CCD filters, barrier terms.
+      const c = model.contact.barrier.timing;
+      timing.contactProximity = c.proximity / 1000;
+      timing.contactCcd = c.ccd / 1000;
+      timing.contactBarrier = c.barrier / 1000;
+      timing.patternRebuilds = dyn.ip.patternRebuilds;
+    }
+    for (const [k, v] of Object.entries(before?.timing ?? {})) timing[k] = (timing[k] ?? 0) + v;
+    return timing;
+  };
+  const makeCheckpoint = (step: number): RunCheckpoint => {
+    const wallSeconds = (performance.now() - start) / 1000;
+    return {
+      version: 1,
+      scene: opts.sceneName,
+      integrator: opts.integrator,
+      h: opts.h,
+      step,
+      t: state.t,
+      x: new Float64Array(state.x),
+      v: new Float64Array(state.v),
+      target: target.value,
+      adaptiveStiffness: dyn.adaptiveStiffness?.saveState() ?? null,
+      initial,
+      totals: {
+        newtonIterations: totalNewton,
+        linearIterations: totalLinear,
+        minEnergy,
+        maxEnergy,
+        maxInverted,
+        minDistance,
+        maxActiveContacts: maxActive,
+        wallSeconds: wallSeconds + (before?.wallSeconds ?? 0),
+        cpuSeconds: processCpuSeconds() - cpuStart + (before?.cpuSeconds ?? 0),
+        timing: timingSoFar(wallSeconds),
+      },
+    };
+  };
+
+  for (let step = startStep + 1; step <= steps; step++) {
     const counters = newCounters();
     const t0 = performance.now();
     const tStart = state.t;
@@ -192,7 +300,7 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
       maxEnergy = Math.max(maxEnergy, rec.total);
       minEnergy = Math.min(minEnergy, rec.total);
       last = rec;
-      stopped = `step ${step} (t = ${rec.t.toFixed(6)} s): unstable: the total energy grew to ${rec.total.toExponential(3)} J from ${first.total.toExponential(3)} J`;
+      stopped = `step ${step} (t = ${rec.t.toFixed(6)} s): unstable: the total energy grew to ${rec.total.toExponential(3)} J from ${initial.total.toExponential(3)} J`;
       break;
     }
     const isFrame = step % frameEvery === 0;
@@ -210,25 +318,14 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     observer.step?.(rec);
     if (isFrame) observer.frame?.(step / frameEvery, rec.t, state.x);
     last = rec;
+    if (checkpointEvery > 0 && observer.checkpoint && (step % checkpointEvery === 0 || step === steps)) observer.checkpoint(makeCheckpoint(step));
   }
 
-  const wallSeconds = (performance.now() - start) / 1000;
-  const cpuSeconds = processCpuSeconds() - cpuStart;
-  const l0 = norm(first.angularMomentum);
-  const timing: Record<string, number> = {
-    assembly: dyn.newton.timing.assembly / 1000,
-    linearSolve: dyn.newton.timing.linearSolve / 1000,
-    lineSearch: dyn.newton.timing.lineSearch / 1000,
-  };
-  timing.other = Math.max(0, wallSeconds - timing.assembly - timing.linearSolve - timing.lineSearch);
-  if (model.contact) {
-    // Parts of the above, measured inside the contact term: active-set broad phase, CCD filters, barrier terms.
-    const c = model.contact.barrier.timing;
-    timing.contactProximity = c.proximity / 1000;
-    timing.contactCcd = c.ccd / 1000;
-    timing.contactBarrier = c.barrier / 1000;
-    timing.patternRebuilds = dyn.ip.patternRebuilds;
-  }
+  const segmentSeconds = (performance.now() - start) / 1000;
+  const wallSeconds = segmentSeconds + (before?.wallSeconds ?? 0);
+  const cpuSeconds = processCpuSeconds() - cpuStart + (before?.cpuSeconds ?? 0);
+  const l0 = norm(initial.angularMomentum);
+  const timing = timingSoFar(segmentSeconds);
   const summary: RunSummary = {
     scene: opts.sceneName,
     integrator: opts.integrator,
@@ -239,12 +336,12 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     cpuSeconds: Number.isNaN(cpuSeconds) ? null : cpuSeconds,
     newtonIterations: totalNewton,
     linearIterations: totalLinear,
-    initialEnergy: first.total,
+    initialEnergy: initial.total,
     finalEnergy: last.total,
     minEnergy,
     maxEnergy,
     angularMomentumKept: l0 > 1e-12 ? norm(last.angularMomentum) / l0 : null,
-    energyKept: last.total / first.total,
+    energyKept: last.total / initial.total,
     maxInverted,
     minDistance: model.contact ? (Number.isNaN(minDistance) ? null : minDistance) : null,
     maxActiveContacts: maxActive,
@@ -253,6 +350,22 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     timing,
   };
   return { summary, state };
+}
+
+/** Refuses a checkpoint of another run (scene, integrator, h, model size), naming what differs. */
+function checkCheckpoint(cp: RunCheckpoint, model: Model, opts: RunOptions): void {
+  const differs: string[] = [];
+  if (cp.version !== 1) differs.push(`format version ${cp.version} (this build reads 1)`);
+  if (cp.scene !== opts.sceneName) differs.push(`scene '${cp.scene}' (this run: '${opts.sceneName}')`);
+  if (cp.integrator !== opts.integrator) differs.push(`integrator '${cp.integrator}' (this run: '${opts.integrator}')`);
+  if (cp.h !== opts.h) differs.push(`h = ${cp.h} (this run: ${opts.h})`);
+  const n = 3 * model.nNodes;
+  if (cp.x.length !== n || cp.v.length !== n) differs.push(`${cp.x.length / 3} nodes (this model: ${model.nNodes})`);
+  if (differs.length) throw new Error(`checkpoint does not belong to this run: ${differs.join('; ')}`);
+  for (const [name, a] of [['x', cp.x], ['v', cp.v]] as const) {
+    const bad = a.findIndex((value) => !Number.isFinite(value));
+    if (bad >= 0) throw new Error(`checkpoint ${name}[${bad}] is not finite (${a[bad]})`);
+  }
 }
 
 /** CPU time (user + system) of this process so far, s; NaN where the runtime cannot tell (a browser). */

@@ -1,0 +1,99 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readCheckpoint, writeCheckpoint } from '../src/io/checkpoint.js';
+import { toRunOptions } from '../src/io/scene-files.js';
+import { buildModel } from '../src/scene/build.js';
+import { parseScene } from '../src/scene/schema.js';
+import { simulate, type RunCheckpoint } from '../src/sim/simulate.js';
+
+const cube = (name: string, at: [number, number, number]) => ({
+  name,
+  mesh: { type: 'box' as const, size: [0.1, 0.1, 0.1] as [number, number, number], cells: [2, 2, 2] as [number, number, number] },
+  transform: { translate: at },
+  velocity: { linear: [0.4, -1, 0] as [number, number, number] },
+  material: { model: 'neo-hookean' as const, youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
+});
+
+/**
+ * Two cubes falling onto the ground and onto each other, with friction and adaptive kappa. At step 4 the cubes are
+ * in contact and A-search's energy is below its target (alpha clipped), so the saved target matters.
+ */
+function setup(integrator = 'a-search') {
+  const scene = parseScene({
+    name: 'checkpoint-test',
+    duration: 24 / 120,
+    dt: 1 / 120,
+    integrator: { name: integrator },
+    solver: { linear: 'ldlt' },
+    contact: { kappa: 1e4, dhat: 0.002, friction: 0.3, adaptiveKappa: true },
+    obstacles: [{ type: 'plane' }],
+    bodies: [cube('a', [0, 0.01, 0]), cube('b', [0.04, 0.114, 0.02])],
+  });
+  return { model: buildModel(scene), options: toRunOptions(scene) };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'vivace-checkpoint-'));
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+test('checkpoint: a run resumed from a checkpoint file ends where the uninterrupted run ends, with the same totals', () => {
+  const whole = setup();
+  const reference = simulate(whole.model, whole.options);
+  assert.equal(reference.summary.stopped, undefined, `reference run stopped: ${reference.summary.stopped}`);
+  assert.ok(reference.summary.maxActiveContacts > 0, 'the cubes never touched: the test would not exercise contact');
+
+  const file = join(dir, 'half.json');
+  const first = setup();
+  first.options.checkpointEvery = 4;
+  const written: number[] = [];
+  simulate(first.model, first.options, {
+    checkpoint(cp) {
+      written.push(cp.step);
+      if (cp.step === 4) writeCheckpoint(file, cp);
+    },
+  });
+  assert.deepEqual(written, [4, 8, 12, 16, 20, 24], 'checkpoints every 4 steps');
+
+  const second = setup();
+  second.options.resume = readCheckpoint(file);
+  const stepsSeen: number[] = [];
+  const resumed = simulate(second.model, second.options, { step: (r) => stepsSeen.push(r.step) });
+  assert.ok(second.options.resume.target > second.options.resume.totals.minEnergy, 'at step 4 the energy is below the target');
+  assert.equal(stepsSeen[0], 5, 'the resumed run reports steps after the checkpoint only');
+  assert.equal(resumed.summary.steps, 24);
+  assert.equal(resumed.summary.initialEnergy, reference.summary.initialEnergy, 'initial energy comes from the checkpoint');
+  assert.equal(resumed.summary.newtonIterations, reference.summary.newtonIterations, 'Newton iterations over both segments');
+  assert.equal(resumed.summary.maxActiveContacts, reference.summary.maxActiveContacts);
+  const x = resumed.state.x;
+  const y = reference.state.x;
+  let worst = 0;
+  for (let i = 0; i < x.length; i++) worst = Math.max(worst, Math.abs(x[i] - y[i]));
+  assert.ok(worst < 1e-9, `final positions differ by ${worst} m`);
+  assert.ok(Math.abs(resumed.summary.finalEnergy - reference.summary.finalEnergy) <= 1e-9 * Math.abs(reference.summary.finalEnergy), 'final energy');
+  assert.ok(resumed.summary.wallSeconds >= second.options.resume.totals.wallSeconds, 'wall time includes the first segment');
+});
+
+test('checkpoint: refused for another run, for integrators with history, and when the file is malformed (naming the field)', () => {
+  const file = join(dir, 'refuse.json');
+  const a = setup();
+  a.options.duration = 2 / 120;
+  a.options.checkpointEvery = 2;
+  let saved: RunCheckpoint | undefined;
+  simulate(a.model, a.options, { checkpoint: (cp) => (saved = cp) });
+  assert.ok(saved, 'no checkpoint handed out');
+  writeCheckpoint(file, saved);
+
+  const other = setup();
+  other.options.resume = { ...readCheckpoint(file), scene: 'something-else' };
+  assert.throws(() => simulate(other.model, other.options), /checkpoint does not belong to this run: scene 'something-else'/);
+
+  const bdf2 = setup('bdf2');
+  bdf2.options.checkpointEvery = 1;
+  assert.throws(() => simulate(bdf2.model, bdf2.options), /integrator 'bdf2' keeps history between steps/);
+
+  const broken = join(dir, 'broken.json');
+  writeFileSync(broken, JSON.stringify({ ...JSON.parse(JSON.stringify(saved, (_k, v) => (v instanceof Float64Array ? 'AAAA' : v))), step: -1 }));
+  assert.throws(() => readCheckpoint(broken), /broken\.json: checkpoint field 'step'/);
+});
