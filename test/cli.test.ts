@@ -200,3 +200,50 @@ test('bin/vivace.js runs the CLI as a program and passes its exit code on', () =
   assert.match(r.stderr, /stopped early/);
   assert.match(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).stopped, /unstable/);
 });
+
+test('run --checkpoint-every / --resume: an interrupted run goes on from its checkpoint and ends with the outputs of an uninterrupted one', async () => {
+  const straight = join(tmp, 'resume-straight');
+  const resumed = join(tmp, 'resume-parts');
+  const r0 = await cli('run', 'oscillator', '--duration', '1.5', '--out', straight, '--quiet');
+  assert.equal(r0.code, 0, r0.err);
+  const r1 = await cli('run', 'oscillator', '--duration', '0.8', '--checkpoint-every', '4', '--out', resumed, '--quiet');
+  assert.equal(r1.code, 0, r1.err);
+  assert.equal(JSON.parse(readFileSync(join(resumed, 'checkpoint.json'), 'utf8')).step, 8, 'checkpoint after the last step');
+  // What an interruption after the checkpoint leaves behind: a later row and frame, which resuming must drop.
+  writeFileSync(join(resumed, 'metrics.csv'), readFileSync(join(resumed, 'metrics.csv'), 'utf8') + '9,0.9,1,1,2,2\n');
+  writeFileSync(join(resumed, 'frames', 'frame_00042.obj'), 'v 0 0 0\n');
+
+  const r2 = await cli('run', 'oscillator', '--duration', '1.5', '--resume', '--out', resumed, '--quiet');
+  assert.equal(r2.code, 0, r2.err);
+  const a = csv(join(straight, 'metrics.csv'));
+  const b = csv(join(resumed, 'metrics.csv'));
+  assert.deepEqual(b.header, a.header);
+  assert.equal(b.rows.length, 16, 'steps 0 to 15, each once');
+  const wall = a.header.indexOf('wall_ms');
+  for (let i = 0; i < a.rows.length; i++) {
+    a.rows[i].forEach((value, c) => {
+      if (c === wall) return;
+      assert.ok(Object.is(value, b.rows[i][c]) || Math.abs(value - b.rows[i][c]) <= 1e-12 * Math.max(1, Math.abs(value)), `row ${i} column ${a.header[c]}: ${b.rows[i][c]} vs ${value}`);
+    });
+  }
+  assert.deepEqual(readdirSync(join(resumed, 'frames')).sort(), readdirSync(join(straight, 'frames')).sort(), 'frames 0-15, the stray one gone');
+  const sa = JSON.parse(readFileSync(join(straight, 'summary.json'), 'utf8'));
+  const sb = JSON.parse(readFileSync(join(resumed, 'summary.json'), 'utf8'));
+  assert.equal(sb.steps, 15);
+  assert.equal(sb.newtonIterations, sa.newtonIterations);
+  assert.equal(sb.outputs.rows, 16);
+  assert.equal(sb.initialEnergy, sa.initialEnergy);
+  assert.ok(existsSync(join(resumed, 'energy.svg')));
+
+  // Refusals, exit 2, naming --resume and what is wrong.
+  const none = await cli('run', 'oscillator', '--resume', '--out', join(tmp, 'resume-none'), '--quiet');
+  assert.equal(none.code, 2);
+  assert.match(none.err, /--resume: no checkpoint\.json in .*--checkpoint-every/);
+  const other = await cli('run', 'oscillator', '--resume', '--integrator', 'implicit-euler', '--out', resumed, '--quiet');
+  assert.equal(other.code, 2);
+  assert.match(other.err, /--resume: .*checkpoint\.json: .*integrator 'a-search' \(this run: 'implicit-euler'\)/);
+  const bdf2 = await cli('run', 'oscillator', '--integrator', 'bdf2', '--checkpoint-every', '2', '--out', join(tmp, 'resume-bdf2'), '--quiet');
+  assert.equal(bdf2.code, 2);
+  assert.match(bdf2.err, /bdf2' keeps history between steps/);
+  assert.ok(!existsSync(join(tmp, 'resume-bdf2')), 'nothing written for a refused run');
+});

@@ -53,6 +53,14 @@ export function parseDuration(text: string): number {
   return t;
 }
 
+/** A positive whole number (--checkpoint-every). */
+export function parsePositiveInt(text: string): number {
+  const s = text.trim();
+  const n = /^\d+$/.test(s) ? Number(s) : NaN;
+  if (!(n >= 1) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('Expected a whole number of steps, at least 1.');
+  return n;
+}
+
 /** A positive number (--tol, --frame-rate). */
 export function parsePositive(text: string): number {
   const x = parseRational(text);

@@ -12,7 +12,7 @@ import { MeshFileError } from '../io/mesh-files.js';
 import { listScenes, PACKAGE_ROOT } from '../io/scene-files.js';
 import { describeRange } from '../scene/parametric.js';
 import { SceneError } from '../scene/schema.js';
-import { collectParam, collectSceneParam, parseDuration, parseList, parsePositive, parseTimeStep, UsageError } from './args.js';
+import { collectParam, collectSceneParam, parseDuration, parseList, parsePositive, parsePositiveInt, parseTimeStep, UsageError } from './args.js';
 import { compareCommand, EXIT, runCommand, type CliIo, type CompareFlags, type RunFlags } from './run-command.js';
 import { integratorsText, scenesText, schemaText } from './scenes-command.js';
 
@@ -56,7 +56,9 @@ function buildProgram(io: CliIo, setCode: (code: number) => void, cwd: string): 
       .description('simulate a scene and write metrics.csv, frames/, energy.svg and summary.json')
       .argument('<scene>', 'a built-in scene name (see `vivace scenes`) or a path to a scene JSON file')
       .option('--integrator <name>', 'time integrator (see `vivace scenes --integrators`; default: the scene\'s)')
-      .option('--param <name=value>', 'integrator parameter, a number or true/false (repeatable)', collectParam),
+      .option('--param <name=value>', 'integrator parameter, a number or true/false (repeatable)', collectParam)
+      .option('--checkpoint-every <n>', 'save the run state to <out>/checkpoint.json every n steps, so that --resume can go on after an interruption', parsePositiveInt)
+      .option('--resume', 'go on from <out>/checkpoint.json (same scene and flags; a longer --duration extends a finished run), keeping the rows and frames up to it; checkpoints continue every --checkpoint-every steps (default 10)'),
   ).action(async (scene: string, flags: RunFlags) => {
     setCode(await runCommand(scene, flags, io, cwd));
   });

@@ -8,13 +8,14 @@ import { join, relative, resolve } from 'node:path';
 import type { LinearSolverName } from '../math/linear-solver.js';
 import type { Model } from '../model/model.js';
 import { clearCompareOutputs, compareReportMarkdown, runStatus, writeCompareOutputs, type CompareEntry } from '../io/compare-report.js';
-import { ENERGY_PLOT_FILE, FRAMES_DIR, METRICS_FILE, RunOutput, SUMMARY_FILE, type EnergySeries, type RunOutputPaths } from '../io/run-output.js';
+import { readCheckpoint, writeCheckpoint } from '../io/checkpoint.js';
+import { CHECKPOINT_FILE, ENERGY_PLOT_FILE, FRAMES_DIR, METRICS_FILE, RunOutput, SUMMARY_FILE, type EnergySeries, type RunOutputPaths } from '../io/run-output.js';
 import { applyOverrides, loadScene, meshResolver, OverrideError, toRunOptions, type LoadedScene, type SceneOverrides } from '../io/scene-files.js';
 import { SceneParamError, type SceneParams } from '../scene/parametric.js';
 import { buildModel } from '../scene/build.js';
 import { SceneError, type Scene } from '../scene/schema.js';
 import type { RunSummary } from '../sim/records.js';
-import { simulate, type RunOptions } from '../sim/simulate.js';
+import { checkCheckpoint, frameInterval, simulate, type RunCheckpoint, type RunOptions } from '../sim/simulate.js';
 import { overrideFlags, UsageError } from './args.js';
 import { createProgress, type TextSink } from './progress.js';
 
@@ -87,9 +88,22 @@ export interface RunOutcome {
   frames: number;
 }
 
-/** Runs a prepared run into its folder. Errors simulate() raises before its first record are input errors (SceneError). */
-export async function executeRun(run: PreparedRun, io: CliIo, opts: { quiet?: boolean; label?: string } = {}): Promise<RunOutcome> {
+/**
+ * Runs a prepared run into its folder. Errors simulate() raises before its first record are input errors (SceneError).
+ * With `checkpointEvery` the run state goes to <out>/checkpoint.json every that many steps (after the rows up to it
+ * are on disk); with run.options.resume the outputs up to the checkpoint are kept and the run appends.
+ */
+export async function executeRun(run: PreparedRun, io: CliIo, opts: { quiet?: boolean; label?: string; checkpointEvery?: number } = {}): Promise<RunOutcome> {
   const output = new RunOutput(run.outDir, run.model, run.options, { scene: run.scene, source: run.source });
+  const resume = run.options.resume;
+  if (resume) {
+    try {
+      output.resumeAfter(resume.step, Math.floor(resume.step / frameInterval(run.options)));
+    } catch (err) {
+      throw new UsageError(`--resume: ${(err as Error).message}`);
+    }
+  }
+  run.options.checkpointEvery = opts.checkpointEvery ?? 0;
   const totalSteps = Math.round(run.options.duration / run.options.h);
   const progress = createProgress(io.stderr, { label: opts.label ?? `${run.scene.name} ${run.options.integrator}`, totalSteps, duration: run.options.duration, quiet: opts.quiet });
   const write = output.observer;
@@ -101,6 +115,10 @@ export async function executeRun(run: PreparedRun, io: CliIo, opts: { quiet?: bo
         progress.update(record);
       },
       frame: write.frame,
+      checkpoint(cp) {
+        output.flush();
+        writeCheckpoint(output.paths.checkpoint, cp);
+      },
     });
   } catch (err) {
     progress.stop();
@@ -153,7 +171,14 @@ export interface RunFlags {
   quiet?: boolean;
   /** --scene-param values of a parametric scene. */
   sceneParam?: SceneParams;
+  /** run only: save checkpoint.json every this many steps. */
+  checkpointEvery?: number;
+  /** run only: go on from <out>/checkpoint.json. */
+  resume?: boolean;
 }
+
+/** Default --checkpoint-every of a resumed run. */
+const RESUME_CHECKPOINT_EVERY = 10;
 
 function overridesOf(flags: RunFlags): SceneOverrides {
   return { integrator: flags.integrator, dt: flags.dt, duration: flags.duration, params: flags.param, linear: flags.linear, tolerance: flags.tol, frameRate: flags.frameRate };
@@ -162,7 +187,12 @@ function overridesOf(flags: RunFlags): SceneOverrides {
 /** `vivace run`: exit code 0, or 3 when the run stopped early (its outputs and summary are still written). */
 export async function runCommand(sceneArg: string, flags: RunFlags, io: CliIo, cwd = process.cwd()): Promise<number> {
   const run = prepareRun(sceneArg, overridesOf(flags), flags.out, cwd, flags.sceneParam);
-  const outcome = await executeRun(run, io, { quiet: flags.quiet });
+  if (flags.resume) {
+    run.options.resume = loadResumeCheckpoint(run);
+    if (!flags.quiet) io.stderr.write(`resuming after step ${run.options.resume.step} (t = ${num(run.options.resume.step * run.options.h)} s) from ${shortPath(join(run.outDir, CHECKPOINT_FILE), cwd)}\n`);
+  }
+  const checkpointEvery = flags.checkpointEvery ?? (flags.resume ? RESUME_CHECKPOINT_EVERY : undefined);
+  const outcome = await executeRun(run, io, { quiet: flags.quiet, checkpointEvery });
   if (!flags.quiet) io.stdout.write(runSummaryText(outcome, cwd));
   if (outcome.summary.stopped) {
     io.stderr.write(`vivace: the run stopped early at ${outcome.summary.stopped}\n`);
@@ -171,7 +201,20 @@ export async function runCommand(sceneArg: string, flags: RunFlags, io: CliIo, c
   return EXIT.ok;
 }
 
-export interface CompareFlags extends Omit<RunFlags, 'integrator' | 'param'> {
+/** <out>/checkpoint.json, checked against the run before any output is touched (errors name --resume and the file). */
+function loadResumeCheckpoint(run: PreparedRun): RunCheckpoint {
+  const file = join(run.outDir, CHECKPOINT_FILE);
+  if (!existsSync(file)) throw new UsageError(`--resume: no ${CHECKPOINT_FILE} in ${run.outDir} (start the run with --checkpoint-every N to write one)`);
+  try {
+    const checkpoint = readCheckpoint(file);
+    checkCheckpoint(checkpoint, run.model, run.options);
+    return checkpoint;
+  } catch (err) {
+    throw new UsageError(`--resume: ${file}: ${(err as Error).message.replace(`${file}: `, '')}`);
+  }
+}
+
+export interface CompareFlags extends Omit<RunFlags, 'integrator' | 'param' | 'checkpointEvery' | 'resume'> {
   integrators: string[];
 }
 

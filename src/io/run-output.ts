@@ -5,12 +5,14 @@
  *   frames/        frame_00000.obj ...: the surface (or the particles) at the output frame rate, each written atomically
  *   energy.svg     kinetic, potential, total and target energy against time
  *   summary.json   RunSummary plus the effective scene and run options, written last (its presence marks the end)
+ *   checkpoint.json  with --checkpoint-every: the run state to go on from (io/checkpoint.ts)
  *
  * The folder is created lazily, on the first record simulate() reports, so a run that fails its own checks (bad
  * step, bad parameters, a non-finite initial energy) leaves nothing behind. Only the files above are ever removed.
+ * A resumed run (resumeAfter) keeps the rows and frames up to its checkpoint and appends.
  */
 
-import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Model } from '../model/model.js';
 import type { Scene } from '../scene/schema.js';
@@ -23,6 +25,7 @@ export const METRICS_FILE = 'metrics.csv';
 export const SUMMARY_FILE = 'summary.json';
 export const ENERGY_PLOT_FILE = 'energy.svg';
 export const FRAMES_DIR = 'frames';
+export const CHECKPOINT_FILE = 'checkpoint.json';
 
 /** The fixed leading columns of metrics.csv; per-term potential columns and `warning` follow. */
 export const METRICS_COLUMNS = [
@@ -51,7 +54,7 @@ export const METRICS_COLUMNS = [
 
 /** Removes the files a run writes (and nothing else) from dir, if they are there. */
 export function clearRunOutputs(dir: string): void {
-  for (const f of [METRICS_FILE, SUMMARY_FILE, ENERGY_PLOT_FILE]) rmSync(join(dir, f), { force: true });
+  for (const f of [METRICS_FILE, SUMMARY_FILE, ENERGY_PLOT_FILE, CHECKPOINT_FILE]) rmSync(join(dir, f), { force: true });
   rmSync(join(dir, FRAMES_DIR), { recursive: true, force: true });
 }
 
@@ -111,6 +114,7 @@ export interface RunOutputPaths {
   summary: string;
   plot: string;
   frames: string;
+  checkpoint: string;
 }
 
 /** Writes a run's outputs into `dir` as simulate() reports them; pass `observer` to simulate, then call finish. */
@@ -146,6 +150,7 @@ export class RunOutput {
       summary: join(this.dir, SUMMARY_FILE),
       plot: join(this.dir, ENERGY_PLOT_FILE),
       frames: join(this.dir, FRAMES_DIR),
+      checkpoint: join(this.dir, CHECKPOINT_FILE),
     };
     ({ nodes: this.frameNodes, triangles: this.frameTriangles } = frameGeometry(model));
     this.framePositions = new Float64Array(3 * this.frameNodes.length);
@@ -184,6 +189,49 @@ export class RunOutput {
     this.fd = openSync(this.paths.metrics, 'w');
     const header = [...METRICS_COLUMNS, ...this.termNames, 'warning'].join(',');
     writeSync(this.fd, `${header}\n`);
+    this.lastFlush = performance.now();
+    this.opened = true;
+  }
+
+  /**
+   * Goes on with the outputs of an interrupted run whose checkpoint is after `step`: keeps metrics.csv's rows up to
+   * it (re-reading their energies for the plot) and frames up to `lastFrame`, drops later ones (written after the
+   * checkpoint) and the end-of-run files, and appends from there. Throws, naming the file, when they do not fit.
+   */
+  resumeAfter(step: number, lastFrame: number): void {
+    const metrics = this.paths.metrics;
+    if (!existsSync(metrics)) throw new Error(`${metrics} is missing: nothing to resume`);
+    const lines = readFileSync(metrics, 'utf8').split('\n');
+    const header = lines[0].split(',');
+    if (METRICS_COLUMNS.some((name, i) => header[i] !== name) || header[header.length - 1] !== 'warning') {
+      throw new Error(`${metrics}: the header is not the one this version writes (${METRICS_COLUMNS.length} fixed columns, then the potentials and 'warning')`);
+    }
+    this.termNames = header.slice(METRICS_COLUMNS.length, -1);
+    const kept: string[] = [];
+    for (let i = 1; i < lines.length && kept.length <= step; i++) {
+      if (lines[i] === '') continue;
+      // The first six columns are numbers (step, t, kinetic, potential, total, target): a plain split is exact.
+      const f = lines[i].split(',', 6).map((x) => (x === '' ? NaN : Number(x)));
+      if (f[0] !== kept.length) throw new Error(`${metrics}: line ${i + 1} is step ${f[0]}, expected step ${kept.length}`);
+      kept.push(lines[i]);
+      this.cols.t.push(f[1]);
+      this.cols.kinetic.push(f[2]);
+      this.cols.potential.push(f[3]);
+      this.cols.total.push(f[4]);
+      this.cols.target.push(f[5]);
+    }
+    if (kept.length !== step + 1) throw new Error(`${metrics}: has steps 0 to ${kept.length - 1}, the checkpoint is after step ${step}`);
+    this.rowCount = kept.length;
+    writeFileAtomic(metrics, `${lines[0]}\n${kept.map((l) => `${l}\n`).join('')}`);
+    mkdirSync(this.paths.frames, { recursive: true });
+    for (const name of readdirSync(this.paths.frames)) {
+      const index = /^frame_(\d+)\.obj$/.exec(name);
+      if (!index) continue;
+      if (Number(index[1]) > lastFrame) rmSync(join(this.paths.frames, name));
+      else this.frameCount++;
+    }
+    for (const f of [SUMMARY_FILE, ENERGY_PLOT_FILE]) rmSync(join(this.dir, f), { force: true });
+    this.fd = openSync(metrics, 'a');
     this.lastFlush = performance.now();
     this.opened = true;
   }

@@ -134,7 +134,7 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
   if (resume && resume.adaptiveStiffness) dyn.adaptiveStiffness?.restoreState(resume.adaptiveStiffness);
   if (!resume) dyn.constrain(0, state.x);
   const steps = Math.round(opts.duration / opts.h);
-  const frameEvery = Math.max(1, Math.round(1 / (opts.frameRate * opts.h)));
+  const frameEvery = frameInterval(opts);
   const potentials = new Map<string, number>();
   const mass = model.mass;
 
@@ -352,13 +352,19 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
   return { summary, state };
 }
 
+/** Steps between output frames: frames are every max(1, round(1 / (frameRate h))) steps. */
+export function frameInterval(opts: Pick<RunOptions, 'frameRate' | 'h'>): number {
+  return Math.max(1, Math.round(1 / (opts.frameRate * opts.h)));
+}
+
 /** Refuses a checkpoint of another run (scene, integrator, h, model size), naming what differs. */
-function checkCheckpoint(cp: RunCheckpoint, model: Model, opts: RunOptions): void {
+export function checkCheckpoint(cp: RunCheckpoint, model: Model, opts: RunOptions): void {
   const differs: string[] = [];
   if (cp.version !== 1) differs.push(`format version ${cp.version} (this build reads 1)`);
   if (cp.scene !== opts.sceneName) differs.push(`scene '${cp.scene}' (this run: '${opts.sceneName}')`);
   if (cp.integrator !== opts.integrator) differs.push(`integrator '${cp.integrator}' (this run: '${opts.integrator}')`);
   if (cp.h !== opts.h) differs.push(`h = ${cp.h} (this run: ${opts.h})`);
+  if (!findIntegrator(opts.integrator).resumable?.(opts.params)) differs.push(`integrator '${opts.integrator}' with these parameters cannot resume`);
   const n = 3 * model.nNodes;
   if (cp.x.length !== n || cp.v.length !== n) differs.push(`${cp.x.length / 3} nodes (this model: ${model.nNodes})`);
   if (differs.length) throw new Error(`checkpoint does not belong to this run: ${differs.join('; ')}`);
