@@ -14,8 +14,9 @@ import { edgeEdgeDistance2, edgeEdgeDistanceType, pointTriangleDistance2, pointT
  * f''(d) grad d grad d^T with f''(d) = 4 d^2 b'' + 2 b' > 0, positive semi-definite as it stands, so no
  * eigen-decomposition; only the 2 d b' hess(d) part (the curvature of the distance itself) is dropped, and along
  * the normal it equals the exact Hessian (the Gauss-Newton idea GIPC, Huang et al. 2024, applies to the barrier).
- * Edge-edge pairs under the mollifier keep the projected form. Either way only the search direction changes, not
- * the minimiser Newton converges to.
+ * Edge-edge pairs under the mollifier m (near-parallel edges) get m f''(d) grad d grad d^T: the mollifier's own,
+ * indefinite, curvature is left out too. Either way only the search direction changes, not the minimiser Newton
+ * converges to.
  */
 export type BarrierHessian = 'projected' | 'gauss-newton';
 
@@ -84,6 +85,8 @@ export class BarrierPotential implements PotentialTerm {
   private readonly patternCliques: number[][] = [];
   private readonly patternKeys = new Set<string>();
   private patternX: Float64Array | null = null;
+  /** patternCliques[0 .. boundCliques) are in the bound pattern. */
+  private boundCliques = 0;
   /** Newton matrix of the pairs (BarrierHessian). */
   readonly hessianModel: BarrierHessian;
 
@@ -181,9 +184,13 @@ export class BarrierPotential implements PotentialTerm {
     const fixed = this.mesh.fixedNodes;
     const reach2 = 4 * this.dhat * this.dhat;
     const scratch = new Int32Array(4);
+    // Grown from the bound pattern, the builder has every clique added so far: only new ones need adding.
+    const known = builder.base !== null && builder.base === this.boundPattern ? this.boundCliques : 0;
     for (const set of this.sets) {
       for (let q = 0; q < set.liveCount; q++) {
         const k = set.live[q];
+        // Blocks of a covered candidate are in the bound pattern, so in any pattern its terms build again.
+        if (this.boundPattern && set.covered[k]) continue;
         if (this.candidateDistance2(set, k, x) >= reach2) continue;
         const m = freeStencilNodes(set.nodes, 4 * k, 4, fixed, scratch);
         if (m < 2) continue;
@@ -194,11 +201,12 @@ export class BarrierPotential implements PotentialTerm {
         this.patternCliques.push(free);
       }
     }
-    for (const clique of this.patternCliques) builder.addClique(clique);
+    for (let c = known; c < this.patternCliques.length; c++) builder.addClique(this.patternCliques[c]);
   }
 
   bindPattern(H: BsrMatrix): void {
     this.boundPattern = H.pattern;
+    this.boundCliques = this.patternCliques.length;
     for (const set of this.sets) set.markCovered(H.pattern);
   }
 
@@ -317,8 +325,8 @@ export class BarrierPotential implements PotentialTerm {
 
   /**
    * Local barrier of candidate k of a set at x: fills g12 (gradient) and/or h12 (Hessian) of m b(d^2) over the 12
-   * stencil coordinates. Returns false when the pair is not active (d >= dhat). With gaussNewton, an unmollified
-   * pair's h12 is the Gauss-Newton matrix in d (see BarrierHessian) and hessianIsPsd is set.
+   * stencil coordinates. Returns false when the pair is not active (d >= dhat). With gaussNewton, h12 is the
+   * Gauss-Newton matrix in d (see BarrierHessian) and hessianIsPsd is set.
    */
   private localBarrier(
     set: CandidateSet,
@@ -339,12 +347,13 @@ export class BarrierPotential implements PotentialTerm {
     let m = 1;
     let mollified = false;
     if (isEdgeEdge) {
-      m = edgeEdgeMollifier(x12, set.mollifierEps[k], this.mg, wantHessian ? this.mh : null);
+      const exactHessian = wantHessian && !gaussNewton;
+      m = edgeEdgeMollifier(x12, set.mollifierEps[k], wantGradient || exactHessian ? this.mg : null, exactHessian ? this.mh : null);
       mollified = m < 1;
     }
-    const plainGaussNewton = wantHessian && gaussNewton && !mollified;
-    this.hessianIsPsd = plainGaussNewton;
-    const dh = wantHessian && !plainGaussNewton ? this.dh : null; // the Gauss-Newton part needs no hess(d^2)
+    const psdModel = wantHessian && gaussNewton;
+    this.hessianIsPsd = psdModel;
+    const dh = wantHessian && !psdModel ? this.dh : null; // the Gauss-Newton matrix needs no hess(d^2)
     if (isEdgeEdge) edgeEdgeDistance2(x12, eeType, this.dg, dh);
     else pointTriangleDistance2(x12, ptType, this.dg, dh);
     const b = barrier(d2, dhat2);
@@ -353,20 +362,27 @@ export class BarrierPotential implements PotentialTerm {
     if (wantGradient) {
       for (let i = 0; i < STENCIL; i++) this.g12[i] = m * b1 * dg[i] + (mollified ? b * this.mg[i] : 0);
     }
-    if (wantHessian) {
+    if (!wantHessian) return true;
+    const b2 = barrierSecondDerivative(d2, dhat2);
+    const h = this.h12;
+    if (psdModel) {
       // Gauss-Newton in the distance d rather than d^2: the curvature of b(d^2) along d is 4 d^2 b'' + 2 b' (> 0 on
       // 0 < d < dhat), i.e. (b'' + b' / (2 d^2)) on grad(d^2) grad(d^2)^T. Taking b'' alone (Gauss-Newton in d^2)
       // doubles the stiffness along the normal near contact (b' ~ -dhat^4/d^2), which halves every Newton step
-      // toward a contact and leaves a linearly converging tail.
-      const b2 = plainGaussNewton ? Math.max(0, barrierSecondDerivative(d2, dhat2) + b1 / (2 * d2)) : barrierSecondDerivative(d2, dhat2);
-      const h = this.h12, mg = this.mg, mh = this.mh;
+      // toward a contact and leaves a linearly converging tail. The mollifier m is held fixed here.
+      const coefficient = m * Math.max(0, b2 + b1 / (2 * d2));
       for (let i = 0; i < STENCIL; i++) {
-        for (let j = 0; j < STENCIL; j++) {
-          let v = m * b2 * dg[i] * dg[j];
-          if (dh !== null) v += m * b1 * dh[STENCIL * i + j];
-          if (mollified) v += b1 * (mg[i] * dg[j] + dg[i] * mg[j]) + b * mh[STENCIL * i + j];
-          h[STENCIL * i + j] = v;
-        }
+        const ci = coefficient * dg[i];
+        for (let j = 0; j < STENCIL; j++) h[STENCIL * i + j] = ci * dg[j];
+      }
+      return true;
+    }
+    const mg = this.mg, mh = this.mh;
+    for (let i = 0; i < STENCIL; i++) {
+      for (let j = 0; j < STENCIL; j++) {
+        let v = m * b2 * dg[i] * dg[j] + m * b1 * this.dh[STENCIL * i + j];
+        if (mollified) v += b1 * (mg[i] * dg[j] + dg[i] * mg[j]) + b * mh[STENCIL * i + j];
+        h[STENCIL * i + j] = v;
       }
     }
     return true;

@@ -91,12 +91,14 @@ export function edgeEdgeMollifier(
   hess: Float64Array | null = null,
 ): number {
   const wantH = hess !== null;
-  const c = edgeEdgeCrossSquaredNorm(x12, grad !== null || wantH ? crossGrad : null, wantH ? crossHess : null);
+  // Most edge pairs are far from parallel (m = 1): their derivatives are zero and need no cross-product chain rule.
+  let c = edgeEdgeCrossSquaredNorm(x12);
   if (c >= epsX) {
     if (grad !== null) grad.fill(0, 0, 12);
     if (hess !== null) hess.fill(0, 0, 144);
     return 1;
   }
+  if (grad !== null || wantH) c = edgeEdgeCrossSquaredNorm(x12, crossGrad, wantH ? crossHess : null);
   const m1 = mollifierFirstDerivative(c, epsX);
   if (grad !== null) for (let i = 0; i < 12; i++) grad[i] = m1 * crossGrad[i];
   if (hess !== null) {

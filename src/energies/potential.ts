@@ -30,7 +30,8 @@ export interface PotentialTerm {
 
   /**
    * Terms whose couplings change with x (contact): true when the Hessian at x needs blocks the bound pattern
-   * lacks. The incremental potential then rebuilds its pattern (addPattern of every term, then bindPattern).
+   * lacks. The incremental potential then grows its pattern (the current one plus addPattern of the terms that
+   * have this method; patterns never lose blocks), then calls bindPattern of every term.
    */
   patternStale?(x: Float64Array): boolean;
 

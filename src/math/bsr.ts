@@ -56,12 +56,19 @@ export class BsrPattern {
   }
 }
 
-/** Collects the node cliques of all elements, then builds a BsrPattern. */
+/**
+ * Collects the node cliques of all elements, then builds a BsrPattern. Given a base pattern, the result is the base
+ * plus the cliques added (a grown pattern: new contacts), built by merging rows instead of re-adding every element.
+ */
 export class PatternBuilder {
   private readonly pairs: number[][];
 
-  constructor(readonly n: number) {
-    this.pairs = Array.from({ length: n }, (_, i) => [i]);
+  constructor(
+    readonly n: number,
+    readonly base: BsrPattern | null = null,
+  ) {
+    if (base && base.n !== n) throw new Error(`PatternBuilder: base pattern has ${base.n} nodes, not ${n}`);
+    this.pairs = Array.from({ length: n }, (_, i) => (base ? [] : [i]));
   }
 
   /** Couples every pair of the given nodes (an element's node list). */
@@ -75,15 +82,24 @@ export class PatternBuilder {
 
   build(): BsrPattern {
     const n = this.n;
+    const base = this.base;
     const rowStart = new Int32Array(n + 1);
     const sortedRows: Int32Array[] = new Array(n);
     let nnz = 0;
     for (let i = 0; i < n; i++) {
-      const row = Int32Array.from(this.pairs[i]).sort();
-      let m = 0;
-      for (let t = 0; t < row.length; t++) if (t === 0 || row[t] !== row[t - 1]) row[m++] = row[t];
-      sortedRows[i] = row.subarray(0, m);
-      nnz += m;
+      const added = this.pairs[i];
+      const baseRow = base ? base.col.subarray(base.rowStart[i], base.rowStart[i + 1]) : null;
+      let row: Int32Array;
+      if (baseRow && added.length === 0) {
+        row = baseRow;
+      } else {
+        const sorted = Int32Array.from(added).sort();
+        let m = 0;
+        for (let t = 0; t < sorted.length; t++) if (t === 0 || sorted[t] !== sorted[t - 1]) sorted[m++] = sorted[t];
+        row = baseRow ? mergeSorted(baseRow, sorted.subarray(0, m)) : sorted.subarray(0, m);
+      }
+      sortedRows[i] = row;
+      nnz += row.length;
       rowStart[i + 1] = nnz;
     }
     const col = new Int32Array(nnz);
@@ -95,6 +111,23 @@ export class PatternBuilder {
     }
     return new BsrPattern(n, rowStart, col, diagSlot);
   }
+}
+
+/** The sorted union of two sorted, duplicate-free lists. */
+function mergeSorted(a: Int32Array, b: Int32Array): Int32Array {
+  const out = new Int32Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let m = 0;
+  while (i < a.length || j < b.length) {
+    if (j === b.length || (i < a.length && a[i] < b[j])) out[m++] = a[i++];
+    else if (i === a.length || b[j] < a[i]) out[m++] = b[j++];
+    else {
+      out[m++] = a[i++];
+      j++;
+    }
+  }
+  return out.subarray(0, m);
 }
 
 /** Values over a BsrPattern: 9 doubles per block, row-major within the block. */

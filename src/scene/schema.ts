@@ -142,7 +142,7 @@ export const contactSchema = z.strictObject({
   barrierHessian: z
     .enum(['projected', 'gauss-newton'])
     .default('gauss-newton')
-    .describe("Newton matrix of the contact pairs: 'gauss-newton' f''(d) grad d grad d^T of the barrier as a function of the distance (exact along the normal, PSD without eigen-decomposition), or 'projected', the exact Hessian with negative eigenvalues clamped; same solution, other search directions"),
+    .describe("Newton matrix of the contact pairs: 'gauss-newton' f''(d) grad d grad d^T of the barrier as a function of the distance (exact along the normal, PSD without eigen-decomposition; the edge-edge mollifier held fixed), or 'projected', the exact Hessian with negative eigenvalues clamped; same solution, other search directions"),
 });
 
 const decayPieceSchema = z.strictObject({ from: z.number().nonnegative(), tau: positive });

@@ -1,4 +1,4 @@
-import { BsrMatrix, PatternBuilder } from '../math/bsr.js';
+import { BsrMatrix, PatternBuilder, type BsrPattern } from '../math/bsr.js';
 import type { PotentialTerm } from '../energies/potential.js';
 import type { Model } from '../model/model.js';
 
@@ -48,9 +48,13 @@ export class IncrementalPotential {
     this.dynamicTerms = this.allTerms.filter((t) => t.patternStale);
   }
 
-  private buildMatrix(): BsrMatrix {
-    const builder = new PatternBuilder(this.model.nNodes);
-    for (const term of this.allTerms) term.addPattern(builder);
+  /**
+   * The Hessian matrix on a new pattern: every term's couplings, or (grown from `base`, the current pattern) only
+   * those of the terms whose pattern changes: patterns only grow, so the rest are in the base already.
+   */
+  private buildMatrix(base: BsrPattern | null = null): BsrMatrix {
+    const builder = new PatternBuilder(this.model.nNodes, base);
+    for (const term of base ? this.dynamicTerms : this.allTerms) term.addPattern(builder);
     const H = new BsrMatrix(builder.build());
     for (const term of this.allTerms) term.bindPattern?.(H);
     return H;
@@ -92,7 +96,7 @@ export class IncrementalPotential {
     let stale = false;
     for (const term of this.dynamicTerms) if (term.patternStale!(x)) stale = true;
     if (stale) {
-      this.hessian = this.buildMatrix();
+      this.hessian = this.buildMatrix(this.hessian.pattern);
       this.patternRebuilds++;
     }
     const H = this.hessian;
