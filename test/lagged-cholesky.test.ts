@@ -82,3 +82,40 @@ test('lagged Cholesky: a matrix far from the factored one triggers a refactorisa
   far.multiply(x, r);
   for (let i = 0; i < r.length; i++) assert.ok(Math.abs(r[i] - b[i]) <= 1e-9, `residual ${r[i] - b[i]} at ${i}`);
 });
+
+test('lagged Cholesky: after failed attempts the next 1, 2, 4 solves refactor at once; a success resets that', () => {
+  const lagged = new LaggedCholeskySolver({ tolerance: 1e-10, maxIterations: 3 });
+  const base = gridMatrix(4, 3, 0);
+  const b = Float64Array.from({ length: base.size }, (_, i) => Math.cos(i));
+  // Every matrix far from the one before (new seeds, large drift): an attempt with the old factor fails.
+  const far = (seed: number) => {
+    const M = new BsrMatrix(base.pattern);
+    M.values.set(gridMatrix(4, seed, 1.5).values);
+    for (let i = 0; i < base.pattern.n; i++) for (let a = 0; a < 3; a++) M.values[9 * base.pattern.diagSlot[i] + 4 * a] *= 1 + (seed % 5);
+    return M;
+  };
+  const attempts: number[] = [];
+  for (let k = 0; k < 10; k++) {
+    const before = lagged.failedAttempts;
+    const A = k === 0 ? base : far(100 + k);
+    const x = new Float64Array(A.size);
+    lagged.solve(A, b, x);
+    attempts.push(lagged.failedAttempts - before);
+    const r = new Float64Array(A.size);
+    A.multiply(x, r);
+    for (let i = 0; i < r.length; i++) assert.ok(Math.abs(r[i] - b[i]) <= 1e-8, `solve ${k}: residual ${r[i] - b[i]} at ${i}`);
+  }
+  // solve 0 factors; 1 fails; 2 skips; 3 fails; 4-5 skip; 6 fails; 7-9 skip (4 of them)
+  assert.deepEqual(attempts, [0, 1, 0, 1, 0, 0, 1, 0, 0, 0]);
+  assert.equal(lagged.timing.factorizations, 10, 'every solve refactored');
+  // The same matrix again: the attempt succeeds (fresh factor of that matrix) and resets the back-off.
+  const again = new BsrMatrix(base.pattern);
+  const last = far(109);
+  again.values.set(last.values);
+  for (let k = 0; k < 6; k++) lagged.solve(again, b, new Float64Array(again.size)); // the remaining skips, then attempts
+  const failedBefore = lagged.failedAttempts;
+  const factorsBefore = lagged.timing.factorizations;
+  lagged.solve(again, b, new Float64Array(again.size));
+  assert.equal(lagged.failedAttempts, failedBefore, 'the attempt on an unchanged matrix succeeds');
+  assert.equal(lagged.timing.factorizations, factorsBefore, 'and needs no new factor');
+});

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BsrMatrix, PatternBuilder, type BsrPattern } from '../src/math/bsr.js';
 import { createDenseKernel } from '../src/math/dense-kernel.js';
-import { analyzeLdlt, LdltSolver } from '../src/math/ldlt.js';
+import { analyzeLdlt, containsPattern, LdltSolver } from '../src/math/ldlt.js';
 import { createLinearSolver } from '../src/math/linear-solver.js';
 import {
   approximateMinimumDegree,
@@ -403,6 +403,80 @@ test('ldlt: a new pattern of the same system reuses the winning ordering method;
   const other = randomSpd(randomPattern(25, 40, rand), rand);
   solver.solve(other, randomVector(other.size, rand), new Float64Array(other.size));
   assert.equal(Object.keys(solver.analysis!.orderingEstimates).length, 2);
+});
+
+test('ldlt: a pattern that only grew keeps the previous permutation (no ordering) until the fill grows past the slack', () => {
+  const rand = rng(23);
+  const solver = new LdltSolver();
+  const n = 60;
+  // A chain plus random cliques; each next pattern adds a few couplings (contacts), keeping every earlier block.
+  const edges: Array<[number, number]> = [];
+  for (let i = 0; i + 1 < n; i++) edges.push([i, i + 1]);
+  const build = () => {
+    const b = new PatternBuilder(n);
+    for (const [i, j] of edges) b.addClique([i, j]);
+    return b.build();
+  };
+  const orderingsTried: number[] = [];
+  let previous: BsrPattern | null = null;
+  for (let k = 0; k < 12; k++) {
+    const pattern = build();
+    if (previous) assert.ok(containsPattern(pattern, previous), 'test setup: the pattern grew');
+    const A = randomSpd(pattern, rand);
+    const rhs = randomVector(A.size, rand);
+    const x = new Float64Array(A.size);
+    solver.solve(A, rhs, x);
+    assert.ok(relativeError(x, denseSolve(A.toDense(), rhs)) < 1e-10, `analysis ${k}: wrong solution`);
+    const sym = solver.analysis!;
+    orderingsTried.push(Object.keys(sym.orderingEstimates).length);
+    if (orderingsTried[k] === 0) assert.deepEqual(Array.from(new Set(sym.perm)).length, n, 'a reused permutation is a permutation');
+    previous = pattern;
+    for (let e = 0; e < 2 + k; e++) edges.push([Math.floor(rand() * n), Math.floor(rand() * n)].sort((a, b) => a - b) as [number, number]);
+    for (let e = edges.length - 1; e >= 0; e--) if (edges[e][0] === edges[e][1]) edges.splice(e, 1);
+  }
+  assert.equal(orderingsTried[0], 2, 'the first analysis compares both methods');
+  assert.ok(orderingsTried.slice(1).some((t) => t === 0), `no permutation was reused: ${orderingsTried}`);
+  assert.ok(orderingsTried.slice(1).some((t) => t === 1), `random couplings grow the fill past the slack, forcing a fresh ordering: ${orderingsTried}`);
+  // A pattern that lost blocks is not a grown one: it is ordered afresh (one method, the previous winner).
+  const smaller = new PatternBuilder(n);
+  for (let i = 0; i + 1 < n; i++) smaller.addClique([i, i + 1]);
+  const S = randomSpd(smaller.build(), rand);
+  solver.solve(S, randomVector(S.size, rand), new Float64Array(S.size));
+  assert.equal(Object.keys(solver.analysis!.orderingEstimates).length, 1);
+});
+
+test('PatternBuilder: grown from a base pattern, the result equals a fresh build of all the cliques', () => {
+  const rand = rng(31);
+  const n = 50;
+  const cliques: number[][] = [];
+  for (let c = 0; c < 40; c++) cliques.push([0, 1, 2, 3].map(() => Math.floor(rand() * n)).filter((v, i, a) => a.indexOf(v) === i));
+  const early = new PatternBuilder(n);
+  for (const c of cliques.slice(0, 25)) early.addClique(c);
+  const base = early.build();
+  const grown = new PatternBuilder(n, base);
+  for (const c of cliques.slice(25)) grown.addClique(c);
+  grown.addClique(cliques[3]); // a clique the base has already
+  const fresh = new PatternBuilder(n);
+  for (const c of cliques) fresh.addClique(c);
+  const a = grown.build();
+  const b = fresh.build();
+  assert.deepEqual(Array.from(a.rowStart), Array.from(b.rowStart));
+  assert.deepEqual(Array.from(a.col), Array.from(b.col));
+  assert.deepEqual(Array.from(a.diagSlot), Array.from(b.diagSlot));
+  assert.ok(containsPattern(a, base));
+  assert.throws(() => new PatternBuilder(n + 1, base), /base pattern has 50 nodes, not 51/);
+});
+
+test('containsPattern: every block of the inner pattern in the outer one', () => {
+  const a = new PatternBuilder(4);
+  a.addClique([0, 1]);
+  const b = new PatternBuilder(4);
+  b.addClique([0, 1]);
+  b.addClique([2, 3]);
+  assert.ok(containsPattern(b.build(), a.build()));
+  assert.ok(!containsPattern(a.build(), b.build()));
+  assert.ok(containsPattern(a.build(), a.build()));
+  assert.ok(!containsPattern(new PatternBuilder(5).build(), new PatternBuilder(4).build()), 'another node count');
 });
 
 test('ldlt throws a clear error on a matrix that is not positive definite', () => {

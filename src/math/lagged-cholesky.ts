@@ -7,6 +7,10 @@
  * is renewed when it stops paying: when a solve needs more than `refactorAfter` iterations (the matrix drifted),
  * or when the pattern changes. With a fresh factor the first iteration is an exact solve, so this is never worse
  * than factoring every time by more than one product.
+ *
+ * A failed attempt (PCG gave up and the solve refactored) costs about one factorisation. When the matrix changes a
+ * lot from one Newton iteration to the next (a body landing in a pile: new contacts every iteration), attempts keep
+ * failing, so after a failure the next 1, 2, 4, then 8 solves refactor at once, until an attempt succeeds again.
  */
 import type { BsrMatrix } from './bsr.js';
 import { LdltSolver } from './ldlt.js';
@@ -24,6 +28,9 @@ export interface LaggedCholeskyOptions {
 /** Measured (factor time / iteration time) / (flops / nnz(L)); see limits(). */
 const ITERATIONS_PER_FLOP_RATIO = 0.06;
 
+/** Most solves that refactor without trying the old factor after failed attempts (see the class comment). */
+const MAX_SKIPPED_ATTEMPTS = 8;
+
 export class LaggedCholeskySolver implements LinearSolver {
   readonly name = 'ldlt-lagged' as const;
   private readonly direct = new LdltSolver();
@@ -34,6 +41,9 @@ export class LaggedCholeskySolver implements LinearSolver {
   private readonly fixedLimits: boolean;
   private stale = true;
   private factoredPattern = -1;
+  /** Consecutive failed attempts, and solves left that refactor without an attempt. */
+  private failures = 0;
+  private skipAttempts = 0;
   private r = new Float64Array(0);
   private z = new Float64Array(0);
   private p = new Float64Array(0);
@@ -52,9 +62,19 @@ export class LaggedCholeskySolver implements LinearSolver {
 
   solve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats {
     if (this.stale || this.factoredPattern !== A.pattern.id) return this.refactorAndSolve(A, b, x);
+    if (this.skipAttempts > 0) {
+      this.skipAttempts--;
+      return this.refactorAndSolve(A, b, x);
+    }
     const { giveUp, renew } = this.limits();
     const its = this.pcg(A, b, x, giveUp);
-    if (its < 0) return this.refactorAndSolve(A, b, x);
+    if (its < 0) {
+      this.failures++;
+      this.skipAttempts = Math.min(MAX_SKIPPED_ATTEMPTS, 2 ** (this.failures - 1));
+      this.failedAttempts++;
+      return this.refactorAndSolve(A, b, x);
+    }
+    this.failures = 0;
     if (its > renew) this.stale = true;
     return { iterations: its, residual: this.tolerance };
   }
@@ -133,4 +153,6 @@ export class LaggedCholeskySolver implements LinearSolver {
 
   /** Milliseconds spent in the preconditioned iterations (triangular solves included). */
   pcgMs = 0;
+  /** Attempts with the old factor that gave up (each followed by a refactorisation). */
+  failedAttempts = 0;
 }

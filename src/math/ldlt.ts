@@ -76,6 +76,11 @@ export interface LdltOptions {
    * scalar columns, has at most this fraction of explicit zeros.
    */
   relaxFraction?: (scalarColumns: number) => number;
+  /**
+   * A ready fill-reducing permutation (perm[k] = node eliminated k-th) instead of computing one; `ordering` then
+   * names the method it came from. LdltSolver passes the previous one when a pattern has only grown.
+   */
+  permutation?: Int32Array;
 }
 
 /**
@@ -94,6 +99,12 @@ const SOLVE_BLOCK = 32; // diagonal-block chunk of the triangular solves
 /** With automatic ordering, both methods are compared on every this many-th analysis; others reuse the winner. */
 const ORDERING_RETRY = 16;
 
+/**
+ * A pattern that only grew (new contact blocks) keeps the previous permutation while nnz(L) stays within this
+ * factor of what the last fresh ordering gave; past it, the next analysis orders afresh.
+ */
+const REUSED_FILL_SLACK = 1.15;
+
 /** Blocking of the dense partial factorization (exported for benchmarks that tune it). */
 export const ldltTuning = {
   /** Columns per block of the Crout panel factorization. */
@@ -104,12 +115,30 @@ export const ldltTuning = {
   jBlock: 96,
 };
 
+/** True when every block of `inner` is in `outer` (same node count; rows' columns sorted). */
+export function containsPattern(outer: BsrPattern, inner: BsrPattern): boolean {
+  if (outer.n !== inner.n) return false;
+  for (let i = 0; i < inner.n; i++) {
+    let q = outer.rowStart[i];
+    const qEnd = outer.rowStart[i + 1];
+    for (let p = inner.rowStart[i]; p < inner.rowStart[i + 1]; p++) {
+      const c = inner.col[p];
+      while (q < qEnd && outer.col[q] < c) q++;
+      if (q === qEnd || outer.col[q] !== c) return false;
+      q++;
+    }
+  }
+  return true;
+}
+
 /** Symbolic analysis of a pattern for the supernodal Cholesky. */
 export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): LdltSymbolic {
   const n = pattern.n;
   const g = graphFromPattern(pattern);
   const method = options.ordering ?? 'auto';
-  const choice = chooseOrdering(g, method === 'auto' ? ['amd', 'nd'] : [method]);
+  const given = options.permutation;
+  if (given && (given.length !== n || method === 'auto')) throw new Error('analyzeLdlt: a given permutation needs the node count and the ordering method it came from');
+  const choice = given ? { perm: given, method: method as OrderingMethod, estimates: {} } : chooseOrdering(g, method === 'auto' ? ['amd', 'nd'] : [method]);
   // postorder the elimination tree, heaviest child last so it can merge with its parent
   const perm0 = choice.perm;
   const iperm0 = inversePermutation(perm0);
@@ -344,6 +373,10 @@ export class LdltSolver implements LinearSolver {
   private stackOwner = new Int32Array(0);
   private stackOffset = new Int32Array(0);
   private factored = false;
+  private previousPattern: BsrPattern | null = null;
+  /** nnz(L) of the last analysis that computed its ordering, and whether the next one must order afresh. */
+  private freshNnzL = 0;
+  private reorderNext = false;
 
   constructor(private readonly options: LdltOptions = {}) {
     this.kernel = createDenseKernel(options.forceJsKernel ?? false);
@@ -366,13 +399,21 @@ export class LdltSolver implements LinearSolver {
     // A changed pattern of the same system (contacts came or went) keeps the ordering method that won on the
     // previous one: computing both costs more than the rest of the analysis, and a few new blocks rarely flip the
     // choice. Both are tried again every ORDERING_RETRY analyses, as the contacts may have changed the graph a lot.
+    // A pattern that only grew (contacts came) keeps the permutation itself, skipping the ordering altogether,
+    // while the fill stays near what a fresh ordering gave.
     const previous = this.symbolic;
-    const reuse =
-      previous !== null &&
-      previous.nodes === pattern.n &&
-      (this.options.ordering ?? 'auto') === 'auto' &&
-      this.timing.analyses % ORDERING_RETRY !== 0;
-    const sym = analyzeLdlt(pattern, reuse ? { ...this.options, ordering: previous.ordering } : this.options);
+    const sameSystem = previous !== null && previous.nodes === pattern.n && (this.options.ordering ?? 'auto') === 'auto';
+    const retry = this.timing.analyses % ORDERING_RETRY === 0;
+    const grown = sameSystem && !retry && !this.reorderNext && this.previousPattern !== null && containsPattern(pattern, this.previousPattern);
+    const options = grown
+      ? { ...this.options, ordering: previous!.ordering, permutation: previous!.perm }
+      : sameSystem && !retry
+        ? { ...this.options, ordering: previous!.ordering }
+        : this.options;
+    const sym = analyzeLdlt(pattern, options);
+    if (!grown) this.freshNnzL = sym.nnzL;
+    this.reorderNext = grown && sym.nnzL > REUSED_FILL_SLACK * this.freshNnzL;
+    this.previousPattern = pattern;
     this.symbolic = sym;
     this.factored = false;
     this.solveBase = sym.factorSize;
