@@ -38,6 +38,8 @@ if (stepLog && !options.resume) appendFileSync(stepLog, 'step,t,newton,seconds,a
 const { summary } = simulate(model, options, {
   step(record) {
     progress.update(record);
+    // Warnings (a Newton solve that hit its iteration limit, say) go to the log: the JSON summary only counts them.
+    if (record.warning) process.stderr.write(`${sceneName} ${integrator}: step ${record.step}: ${record.warning}\n`);
     if (stepLog && record.step > 0) {
       const r = record;
       appendFileSync(stepLog, `${r.step},${r.t},${r.newtonIterations},${(r.wallMs / 1000).toFixed(3)},${r.activeContacts},${r.minDistance},${r.inverted},${r.total},${r.target}\n`);

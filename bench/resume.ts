@@ -55,7 +55,12 @@ const { summary, state } = simulate(model, options, {
   },
 });
 
-if (mode === 'save') {
+if (summary.stopped) {
+  // The state is not the one asked for: say why, and write no file (a save would otherwise look complete).
+  console.error(`run stopped at ${summary.stopped}`);
+  process.exitCode = 1;
+}
+if (mode === 'save' && !summary.stopped) {
   const out = new Float64Array(2 * n);
   out.set(state.x);
   out.set(state.v, n);
