@@ -75,6 +75,37 @@ test('checkpoint: a run resumed from a checkpoint file ends where the uninterrup
   assert.ok(resumed.summary.wallSeconds >= second.options.resume.totals.wallSeconds, 'wall time includes the first segment');
 });
 
+test('checkpoint: a resumed run goes on with the saved adaptive kappa, not the scene floor', () => {
+  // In these scenes the gradient balance stays below the floor (kappa = 1e4), so kappa never moves on its own; a
+  // checkpoint with a raised kappa shows whether the resumed run reads it.
+  const first = setup();
+  first.options.duration = 4 / 120;
+  first.options.checkpointEvery = 4;
+  let saved: RunCheckpoint | undefined;
+  simulate(first.model, first.options, { checkpoint: (cp) => (saved = cp) });
+  assert.ok(saved?.adaptiveStiffness, 'adaptive kappa state missing from the checkpoint');
+  assert.equal(saved.adaptiveStiffness.kappa, 1e4, 'kappa should sit at the floor at step 4');
+  assert.ok(saved.adaptiveStiffness.hadContact, 'the cubes should be in contact at step 4');
+
+  const run = (kappa: number) => {
+    const next = setup();
+    next.options.duration = 8 / 120;
+    next.options.checkpointEvery = 4;
+    next.options.resume = { ...saved!, adaptiveStiffness: { kappa, hadContact: true } };
+    let later: RunCheckpoint | undefined;
+    const result = simulate(next.model, next.options, { checkpoint: (cp) => (later = cp) });
+    assert.equal(result.summary.stopped, undefined, `resumed run stopped: ${result.summary.stopped}`);
+    return { x: result.state.x, kappa: later?.adaptiveStiffness?.kappa };
+  };
+  const floor = run(1e4);
+  const raised = run(3e4);
+  assert.equal(raised.kappa, 3e4, 'the resumed run dropped the saved kappa (step 8 checkpoint)');
+  assert.equal(floor.kappa, 1e4);
+  let moved = 0;
+  for (let i = 0; i < floor.x.length; i++) moved = Math.max(moved, Math.abs(floor.x[i] - raised.x[i]));
+  assert.ok(moved > 1e-9, `a 3x stiffer barrier left the positions unchanged (${moved} m): the saved kappa was not used`);
+});
+
 test('checkpoint: refused for another run, for integrators with history, and when the file is malformed (naming the field)', () => {
   const file = join(dir, 'refuse.json');
   const a = setup();
