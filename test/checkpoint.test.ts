@@ -6,32 +6,15 @@ import { join } from 'node:path';
 import { readCheckpoint, writeCheckpoint } from '../src/io/checkpoint.js';
 import { toRunOptions } from '../src/io/scene-files.js';
 import { buildModel } from '../src/scene/build.js';
-import { parseScene } from '../src/scene/schema.js';
 import { simulate, type RunCheckpoint } from '../src/sim/simulate.js';
-
-const cube = (name: string, at: [number, number, number]) => ({
-  name,
-  mesh: { type: 'box' as const, size: [0.1, 0.1, 0.1] as [number, number, number], cells: [2, 2, 2] as [number, number, number] },
-  transform: { translate: at },
-  velocity: { linear: [0.4, -1, 0] as [number, number, number] },
-  material: { model: 'neo-hookean' as const, youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
-});
+import { fallingCubesScene } from './helpers.js';
 
 /**
  * Two cubes falling onto the ground and onto each other, with friction and adaptive kappa. At step 4 the cubes are
  * in contact and A-search's energy is below its target (alpha clipped), so the saved target matters.
  */
 function setup(integrator = 'a-search') {
-  const scene = parseScene({
-    name: 'checkpoint-test',
-    duration: 24 / 120,
-    dt: 1 / 120,
-    integrator: { name: integrator },
-    solver: { linear: 'ldlt' },
-    contact: { kappa: 1e4, dhat: 0.002, friction: 0.3, adaptiveKappa: true },
-    obstacles: [{ type: 'plane' }],
-    bodies: [cube('a', [0, 0.01, 0]), cube('b', [0.04, 0.114, 0.02])],
-  });
+  const scene = fallingCubesScene('checkpoint-test', { kappa: 1e4, dhat: 0.002, friction: 0.3, adaptiveKappa: true }, integrator);
   return { model: buildModel(scene), options: toRunOptions(scene) };
 }
 

@@ -6,6 +6,7 @@ import type { Integrator, IntegratorParams } from '../src/integrators/integrator
 import { findIntegrator } from '../src/integrators/registry.js';
 import { createLinearSolver } from '../src/math/linear-solver.js';
 import type { Model } from '../src/model/model.js';
+import { parseScene } from '../src/scene/schema.js';
 
 /**
  * The oscillator of the issue: a particle of mass m on a zero-rest-length spring of stiffness k to a fixed anchor
@@ -55,4 +56,28 @@ export function makeIntegrator(
   const target = new EnergyTarget(energy);
   const integrator = findIntegrator(name).create({ dyn, target }, params);
   return { dyn, target, integrator };
+}
+
+/**
+ * Two 10 cm Neo-Hookean cubes (2x2x2 cells, 1 kg each) thrown down and sideways, the second above the first, over
+ * the ground plane: they hit the ground and each other within a few steps at h = 1/120 s (24 steps).
+ */
+export function fallingCubesScene(name: string, contact: Record<string, unknown>, integrator = 'a-search') {
+  const cube = (body: string, at: [number, number, number]) => ({
+    name: body,
+    mesh: { type: 'box', size: [0.1, 0.1, 0.1], cells: [2, 2, 2] },
+    transform: { translate: at },
+    velocity: { linear: [0.4, -1, 0] },
+    material: { model: 'neo-hookean', youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
+  });
+  return parseScene({
+    name,
+    duration: 24 / 120,
+    dt: 1 / 120,
+    integrator: { name: integrator },
+    solver: { linear: 'ldlt' },
+    contact,
+    obstacles: [{ type: 'plane' }],
+    bodies: [cube('a', [0, 0.01, 0]), cube('b', [0.04, 0.114, 0.02])],
+  });
 }

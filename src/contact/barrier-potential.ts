@@ -5,7 +5,8 @@ import { barrier, barrierFirstDerivative, barrierSecondDerivative, edgeEdgeMolli
 import { CandidateSet, freeStencilNodes, gatherNode, groupMeans } from './candidate-set.js';
 import { SpatialHashBroadPhase } from './broad-phase.js';
 import { edgeEdgeCcd, pointTriangleCcd } from './ccd.js';
-import type { CollisionMesh } from './collision-mesh.js';
+import { pointTriangleDistanceSq, segmentSegmentDistanceSq } from './ccd-distance.js';
+import { type CollisionMesh, describeGroup, describeVertex } from './collision-mesh.js';
 import { edgeEdgeDistance2, edgeEdgeDistanceType, pointTriangleDistance2, pointTriangleDistanceType } from './distance.js';
 
 /**
@@ -102,6 +103,9 @@ export class BarrierPotential implements PotentialTerm {
   private readonly mh = new Float64Array(STENCIL * STENCIL);
   private readonly nodes4 = new Int32Array(4);
   private readonly ccdPoints = Array.from({ length: 8 }, () => new Float64Array(3));
+  /** The pair that held the last maxStep at 0 (kind 0 none, 1 vertex-triangle, 2 edge-edge, 3 vertex-plane). */
+  private blockedKind = 0;
+  private readonly blockedNodes = new Int32Array(4);
   private readonly dxRelative: Float64Array;
   private readonly groupShift: Float64Array;
   private readonly groupCountBuffer: Float64Array;
@@ -397,6 +401,7 @@ export class BarrierPotential implements PotentialTerm {
    */
   maxStep(x: Float64Array, dx: Float64Array): number {
     const t0 = performance.now();
+    this.blockedKind = 0;
     let t = 1;
     for (const plane of this.mesh.planes) {
       const [nx, ny, nz] = plane.normal;
@@ -407,6 +412,7 @@ export class BarrierPotential implements PotentialTerm {
         const gap = nx * x[o] + ny * x[o + 1] + nz * x[o + 2] - plane.offset;
         const tv = (0.9 * gap) / -rate;
         if (tv < t) t = Math.max(0, tv);
+        if (!(tv > 0)) this.noteBlocked(3, v, this.mesh.planes.indexOf(plane), 0, 0);
       }
     }
     if (this.sets.length > 0) {
@@ -436,6 +442,7 @@ export class BarrierPotential implements PotentialTerm {
       this.loadEndpoints(x, motion, t, set.nodes[o], set.nodes[o + 1], set.nodes[o + 2], set.nodes[o + 3]);
       const toi = set.edgeEdge[k] ? edgeEdgeCcd(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]) : pointTriangleCcd(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
       if (toi < 1) t *= toi;
+      if (toi === 0) this.noteBlocked(set.edgeEdge[k] ? 2 : 1, set.nodes[o], set.nodes[o + 1], set.nodes[o + 2], set.nodes[o + 3]);
     }
     return t;
   }
@@ -466,14 +473,45 @@ export class BarrierPotential implements PotentialTerm {
       this.loadEndpoints(x, dx, t, v, triangles[3 * tri], triangles[3 * tri + 1], triangles[3 * tri + 2]);
       const toi = pointTriangleCcd(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
       if (toi < 1) t *= toi;
+      if (toi === 0) this.noteBlocked(1, v, triangles[3 * tri], triangles[3 * tri + 1], triangles[3 * tri + 2]);
     }
     for (let k = 0; k < bp.edgeEdgeCount; k++) {
       const a = bp.edgeEdgePairs[2 * k], b = bp.edgeEdgePairs[2 * k + 1];
       this.loadEndpoints(x, dx, t, edges[2 * a], edges[2 * a + 1], edges[2 * b], edges[2 * b + 1]);
       const toi = edgeEdgeCcd(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
       if (toi < 1) t *= toi;
+      if (toi === 0) this.noteBlocked(2, edges[2 * a], edges[2 * a + 1], edges[2 * b], edges[2 * b + 1]);
     }
     return t;
+  }
+
+  private noteBlocked(kind: number, a: number, b: number, c: number, d: number): void {
+    if (this.blockedKind !== 0) return;
+    this.blockedKind = kind;
+    this.blockedNodes.set([a, b, c, d]);
+  }
+
+  /**
+   * Why the last maxStep returned 0: the first pair found already within the CCD's tolerance of contact, with its
+   * distance at x. Newton's "no motion" error quotes it.
+   */
+  explainBlockedStep(x: Float64Array): string | undefined {
+    const [a, b, c, d] = this.blockedNodes;
+    const hint = `; a barrier too weak for the load lets Newton press a pair onto the CCD tolerance: raise contact.kappa (now ${this.kappa})`;
+    const at = (d2: number) => `at distance ${Math.sqrt(d2).toExponential(2)} m`;
+    switch (this.blockedKind) {
+      case 1:
+        return `${describeVertex(this.mesh, a)} and the triangle on nodes ${b}, ${c}, ${d} of ${describeGroup(this.mesh, b)} are in contact ${at(pointTriangleDistanceSq(x, a, b, c, d))}${hint}`;
+      case 2:
+        return `the edge on nodes ${a}, ${b} of ${describeGroup(this.mesh, a)} and the edge on nodes ${c}, ${d} of ${describeGroup(this.mesh, c)} are in contact ${at(segmentSegmentDistanceSq(x, a, b, c, d))}${hint}`;
+      case 3: {
+        const plane = this.mesh.planes[b];
+        const gap = plane.normal[0] * x[3 * a] + plane.normal[1] * x[3 * a + 1] + plane.normal[2] * x[3 * a + 2] - plane.offset;
+        return `${describeVertex(this.mesh, a)} touches plane '${plane.name}' (signed distance ${gap.toExponential(2)} m)${hint}`;
+      }
+      default:
+        return undefined;
+    }
   }
 
   /** Start (x) and end (x + t dx) positions of 4 nodes into ccdPoints[0..3] and [4..7]. */

@@ -41,6 +41,9 @@ export interface PotentialTerm {
    */
   maxStep?(x: Float64Array, dx: Float64Array): number;
 
+  /** When the last maxStep returned 0: which primitive held it there, for the error message. */
+  explainBlockedStep?(x: Float64Array): string | undefined;
+
   /** True when the term is affine in x (gravity): its Hessian is zero and it never needs assembling. */
   readonly isLinear?: boolean;
 }

@@ -114,6 +114,12 @@ export class IncrementalPotential {
     for (const term of this.allTerms) if (term.maxStep) t = Math.min(t, term.maxStep(x, dx));
     return t;
   }
+
+  /** After maxStep returned 0: the terms' explanations of what blocks the step, or undefined. */
+  explainBlockedStep(x: Float64Array): string | undefined {
+    const reasons = this.allTerms.map((term) => term.explainBlockedStep?.(x)).filter((r) => r !== undefined);
+    return reasons.length > 0 ? reasons.join('; ') : undefined;
+  }
 }
 
 function frozenValue(q: FrozenQuadratic, x: Float64Array, r: Float64Array): number {

@@ -108,7 +108,8 @@ export class NewtonSolver {
       // Filtered backtracking: never leave the feasible set, then halve until the energy does not increase.
       let alpha = Math.min(1, ip.maxStep(x, dx));
       if (!(alpha > 0) && !small) {
-        throw new Error(`Newton: the line-search filter allows no motion at iteration ${it} (a contact pair or element is already at its limit); the step cannot be made feasible`);
+        const why = ip.explainBlockedStep(x) ?? 'a contact pair or element is already at its limit';
+        throw new Error(`Newton: the line-search filter allows no motion at iteration ${it}: ${why}; the step cannot be made feasible`);
       }
       let accepted = false;
       const tries = small ? 1 : 60; // a converged step is taken only if it needs no backtracking
