@@ -6,7 +6,7 @@ import { CandidateSet, freeStencilNodes, gatherNode, groupMeans } from './candid
 import { SpatialHashBroadPhase } from './broad-phase.js';
 import { edgeEdgeCcd, pointTriangleCcd } from './ccd.js';
 import { pointTriangleDistanceSq, segmentSegmentDistanceSq } from './ccd-distance.js';
-import { type CollisionMesh, describeGroup, describeVertex } from './collision-mesh.js';
+import { type CollisionMesh, describeGroup, describeVertex, planeSignedDistance } from './collision-mesh.js';
 import { edgeEdgeDistance2, edgeEdgeDistanceType, pointTriangleDistance2, pointTriangleDistanceType } from './distance.js';
 
 /**
@@ -506,8 +506,7 @@ export class BarrierPotential implements PotentialTerm {
         return `the edge on nodes ${a}, ${b} of ${describeGroup(this.mesh, a)} and the edge on nodes ${c}, ${d} of ${describeGroup(this.mesh, c)} are in contact ${at(segmentSegmentDistanceSq(x, a, b, c, d))}${hint}`;
       case 3: {
         const plane = this.mesh.planes[b];
-        const gap = plane.normal[0] * x[3 * a] + plane.normal[1] * x[3 * a + 1] + plane.normal[2] * x[3 * a + 2] - plane.offset;
-        return `${describeVertex(this.mesh, a)} touches plane '${plane.name}' (signed distance ${gap.toExponential(2)} m)${hint}`;
+        return `${describeVertex(this.mesh, a)} touches plane '${plane.name}' (signed distance ${planeSignedDistance(plane, x, a).toExponential(2)} m)${hint}`;
       }
       default:
         return undefined;

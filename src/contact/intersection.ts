@@ -19,7 +19,7 @@
  */
 
 import { SpatialHashBroadPhase } from './broad-phase.js';
-import { type CollisionMesh, describeEdge, describeTriangle, describeVertex } from './collision-mesh.js';
+import { type CollisionMesh, describeEdge, describeTriangle, describeVertex, planeSignedDistance } from './collision-mesh.js';
 import { edgeEdgeDistance2, pointTriangleDistance2 } from './distance.js';
 
 export interface IntersectionReport {
@@ -95,11 +95,10 @@ export function findIntersection(mesh: CollisionMesh, x: Float64Array): Intersec
 
   // (b) free vertices on or below a plane.
   for (const plane of mesh.planes) {
-    const [nx, ny, nz] = plane.normal;
     for (let i = 0; i < mesh.vertices.length; i++) {
       const v = mesh.vertices[i];
       if (mesh.fixedNodes[v] !== 0) continue;
-      const s = nx * x[3 * v] + ny * x[3 * v + 1] + nz * x[3 * v + 2] - plane.offset;
+      const s = planeSignedDistance(plane, x, v);
       if (s <= 0) {
         return {
           kind: 'vertex-plane',
@@ -178,11 +177,10 @@ export function minimumDistance(mesh: CollisionMesh, x: Float64Array, searchRadi
   let bestPlane = -1;
   let bestVertex = -1;
   mesh.planes.forEach((plane, pi) => {
-    const [nx, ny, nz] = plane.normal;
     for (let i = 0; i < mesh.vertices.length; i++) {
       const v = mesh.vertices[i];
       if (mesh.fixedNodes[v] !== 0) continue;
-      const s = nx * x[3 * v] + ny * x[3 * v + 1] + nz * x[3 * v + 2] - plane.offset;
+      const s = planeSignedDistance(plane, x, v);
       if (s < best) {
         best = s;
         bestPlane = pi;
