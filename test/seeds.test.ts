@@ -5,8 +5,8 @@
  * names its source: [004 ...] / [001 ...] for the seed, [notes ...] for the notes.
  *
  * Damped problems use the semi-implicit Rayleigh damping (force -mu K(x_n) v): on a zero-rest-length spring K = k I
- * is constant, so it is exactly the linear damping c = mu k of the seed's ODEs. Integrators that accept it:
- * implicit Euler, BDF2, Newmark/trapezoidal (not explicit methods, implicit midpoint or blending).
+ * is constant, so it is exactly the linear damping c = mu k of the seed's ODEs. Every implicit integrator but blending
+ * accepts it (the registry's noRayleigh says why the others do not).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -153,23 +153,61 @@ test('seed 004 example 1b: y\' = -15 y at h = 0.1 as a damped-oscillator mode; i
   assert.ok(ie.state.x[0] > 100 * Math.exp(-15) && bdf.state.x[0] > 100 * Math.exp(-15));
 });
 
-test(
-  'seed 004 example 1b: the trapezoidal rule (stability function of implicit midpoint) gives (1/7)^10 = 3.5401e-9',
-  () => {
-    // [notes B3] implicit midpoint at h = 0.1, 10 steps: (1/7)^10; on a linear ODE the trapezoidal rule (Newmark
-    // 1/4, 1/2 [001 section 3]) has the same R(z) = (1 + z/2) / (1 - z/2) [notes C1]. Implicit midpoint itself
-    // rejects Rayleigh damping, so the trapezoidal rule stands in for it here.
-    const { scene, model } = builtin('seed004-dahlquist-stiff');
-    const tr = start(model, 'trapezoidal', scene.dt, { rayleigh: scene.damping.rayleigh });
-    for (let i = 0; i < 10; i++) tr.step();
+test('seed 004 example 1b: the trapezoidal rule and implicit midpoint (damping at the midpoint velocity) give (1/7)^10 = 3.5401e-9', () => {
+  // [notes B3] implicit midpoint at h = 0.1, 10 steps: (1/7)^10; on a linear ODE the trapezoidal rule (Newmark
+  // 1/4, 1/2 [001 section 3]) has the same R(z) = (1 + z/2) / (1 - z/2) [notes C1].
+  const { scene, model } = builtin('seed004-dahlquist-stiff');
+  const ex2 = builtin('seed004-overdamped');
+  for (const name of ['trapezoidal', 'implicit-midpoint']) {
+    const run = start(model, name, scene.dt, { rayleigh: scene.damping.rayleigh });
+    for (let i = 0; i < 10; i++) run.step();
     // Round-off in the slow mode is amplified by 0.37 / 3.5e-9 relative to the answer: 1e-6 relative is the floor.
-    close(tr.state.x[0], Math.pow(1 / 7, 10), 1e-6, 'trapezoidal x(1)');
+    close(run.state.x[0], Math.pow(1 / 7, 10), 1e-6, `${name} x(1)`);
     // The same on example 2 (y(0) = 0, y'(0) = 1): the whole trajectory against the trapezoidal linear recurrence.
-    const ex2 = builtin('seed004-overdamped');
-    const got = trajectory(start(ex2.model, 'trapezoidal', 0.1, { rayleigh: ex2.scene.damping.rayleigh }), 100);
-    assertTrajectory(got, trapezoidalLinear(2.5, 5, 0.1, [0, 1], 100), 1e-10, 'trapezoidal, example 2');
-  },
-);
+    const got = trajectory(start(ex2.model, name, 0.1, { rayleigh: ex2.scene.damping.rayleigh }), 100);
+    assertTrajectory(got, trapezoidalLinear(2.5, 5, 0.1, [0, 1], 100), 1e-10, `${name}, example 2`);
+  }
+});
+
+test('seed 004 example 1b with the L-stable DIRKs of seed 002: TR-BDF2 and SDIRK2 multiply each damped mode by their R(z)', () => {
+  // Stability functions of the two methods as published (Bank et al. 1985 for TR-BDF2 with gamma = 1/2; Alexander
+  // 1977 for the two-stage SDIRK with gamma = 1 - 1/sqrt2, the same method as TR-BDF2 with gamma = 2 - sqrt2):
+  //   TR-BDF2: R(z) = (1 + 5z/12) / ((1 - z/4)(1 - z/3)),   SDIRK2: R(z) = (1 + (1 - 2g) z) / (1 - g z)^2.
+  // Both stages see the damping force, the first (a trapezoidal stage) also at (x_n, v_n): dropping that half
+  // changes R. Modes lambda = -15 from (1, -15) and -1 from (1, -1), h = 0.1, 10 steps.
+  const { scene, model } = builtin('seed004-dahlquist-stiff');
+  const g = 1 - Math.SQRT1_2;
+  const R: Record<string, (z: number) => number> = {
+    'tr-bdf2': (z) => (1 + (5 * z) / 12) / ((1 - z / 4) * (1 - z / 3)),
+    sdirk2: (z) => (1 + (1 - 2 * g) * z) / (1 - g * z) ** 2,
+  };
+  for (const [name, stability] of Object.entries(R)) {
+    assert.ok(Math.abs(stability(-1e9)) < 1e-8, `${name} is L-stable`);
+    for (const lambda of [-15, -1]) {
+      const run = start(model, name, scene.dt, { rayleigh: scene.damping.rayleigh, v0: Float64Array.from([lambda, 0, 0, 0, 0, 0]) });
+      for (let i = 0; i < 10; i++) run.step();
+      close(run.state.x[0], Math.pow(stability(lambda * scene.dt), 10), 1e-8, `${name}, lambda = ${lambda}`);
+      close(run.state.v[0] / run.state.x[0], lambda, 1e-6, `${name} stays on the lambda = ${lambda} mode`);
+    }
+  }
+});
+
+test('seed 004 example 3: implicit midpoint reports exactly the energy its damping removes (quadratic potential)', () => {
+  // On a quadratic P the midpoint rule conserves energy, so H_0 - H_n is what the damping force -mu K v_mid did:
+  // h v_mid^T mu K v_mid per step, what the step reports. The spring is linear along its axis, K constant there.
+  const { scene, model } = builtin('seed004-damped-spring');
+  const run = start(model, 'implicit-midpoint', scene.dt, { rayleigh: scene.damping.rayleigh });
+  const h0 = run.dyn.hamiltonian(run.state.x, run.state.v);
+  let reported = 0;
+  for (let i = 0; i < 50; i++) {
+    const r = run.step();
+    assert.equal(r.frictionLoss, 0);
+    reported += r.dissipated;
+  }
+  const lost = h0 - run.dyn.hamiltonian(run.state.x, run.state.v);
+  assert.ok(lost > 0.1, `the damping removed energy: ${lost}`);
+  close(reported, lost, 1e-9, 'reported damping loss vs energy lost');
+});
 
 test('seed 004 example 2: overdamped oscillator, implicit Euler first and BDF2 second order toward the analytic y(10)', () => {
   // [004 example 2] y'' = lambda/2 y + lambda y', lambda = -5, y(0) = 0, y'(0) = 1, t in [0, 10], analytic

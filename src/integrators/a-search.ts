@@ -1,4 +1,4 @@
-import type { Integrator, IntegratorContext, StepReport } from './integrator.js';
+import { lossReport, type Integrator, type IntegratorContext, type StepReport } from './integrator.js';
 import { solveImplicitEuler } from './implicit-euler.js';
 
 export interface ASearchOptions {
@@ -62,7 +62,7 @@ export function createASearch(ctx: IntegratorContext, opts: ASearchOptions, name
     step(state, h, counters): StepReport {
       const { x, v } = state;
       if (state.t !== lastT) dyn.gradient(x, gOld);
-      const loss = solveImplicitEuler(dyn, state, h, counters, xNew, xTilde);
+      const loss = lossReport(solveImplicitEuler(dyn, state, h, counters, xNew, xTilde));
       dyn.gradient(xNew, gNew);
       let kw = 0;
       let kConstrained = 0;
@@ -81,7 +81,7 @@ export function createASearch(ctx: IntegratorContext, opts: ASearchOptions, name
         qb -= mass[d] * w[d] * dv[d];
       }
       const p = dyn.potential(xNew);
-      const goal = target.peek(state.t, h, loss);
+      const goal = target.peek(state.t, h, loss.dissipated);
       const qc = kw + kConstrained + p - goal;
       let alpha: number;
       if (opts.fixedAlpha !== undefined) {
@@ -104,7 +104,7 @@ export function createASearch(ctx: IntegratorContext, opts: ASearchOptions, name
       state.t += h;
       lastT = state.t;
       [gOld, gNew] = [gNew, gOld];
-      return { alpha, dissipated: loss };
+      return { alpha, ...loss };
     },
   };
 }

@@ -1,10 +1,14 @@
-import type { Integrator, IntegratorContext, StepReport } from './integrator.js';
+import { noDissipation, weighDissipation, type Dissipation } from './dynamics.js';
+import { lossReport, type Integrator, type IntegratorContext, type StepReport } from './integrator.js';
 import { solveImplicitEuler } from './implicit-euler.js';
 
 /**
  * BDF2 in minimisation form, implicit Euler for the first step:
  *   xTilde = 4/3 x_n - 1/3 x_{n-1} + 8/9 h v_n - 2/9 h v_{n-1},  c = 4/9 h^2,
- *   v_{n+1} = (x_{n+1} - 4/3 x_n + 1/3 x_{n-1}) / (2/3 h).
+ *   v_{n+1} = (x_{n+1} - xHat) / (2/3 h),  xHat = 4/3 x_n - 1/3 x_{n-1}.
+ * Friction and damping act at v_{n+1}. The energy they remove is their power integrated over the step by the
+ * trapezoidal rule, h (p_n + p_{n+1}) / 2 (second order like BDF2, exact for a constant force), p_n being the power
+ * at v_n from the previous step's solve.
  */
 export function createBdf2(ctx: IntegratorContext): Integrator {
   const { dyn } = ctx;
@@ -16,6 +20,7 @@ export function createBdf2(ctx: IntegratorContext): Integrator {
   const xTilde = new Float64Array(n);
   let started = false;
   let lastT = NaN;
+  let lastPower: Dissipation = noDissipation;
   return {
     name: 'bdf2',
     step(state, h, counters): StepReport {
@@ -23,6 +28,7 @@ export function createBdf2(ctx: IntegratorContext): Integrator {
       // A restart (new run, or a state set from outside) begins again with implicit Euler.
       if (!started || state.t !== lastT) {
         const loss = solveImplicitEuler(dyn, state, h, counters, xNew, xTilde);
+        lastPower = weighDissipation([loss], [1 / h]);
         xPrev.set(x);
         vPrev.set(v);
         for (let d = 0; d < n; d++) v[d] = (xNew[d] - x[d]) / h;
@@ -30,7 +36,7 @@ export function createBdf2(ctx: IntegratorContext): Integrator {
         started = true;
         state.t += h;
         lastT = state.t;
-        return { alpha: NaN, dissipated: loss };
+        return { alpha: NaN, ...lossReport(loss) };
       }
       for (let d = 0; d < n; d++) {
         xHat[d] = (4 * x[d] - xPrev[d]) / 3;
@@ -39,17 +45,16 @@ export function createBdf2(ctx: IntegratorContext): Integrator {
       xNew.set(x);
       dyn.constrain(state.t + h, xNew);
       const beta = (2 * h) / 3;
-      dyn.beginDissipation(x, xHat, beta, beta * beta);
-      dyn.minimize(xTilde, beta * beta, xNew, h, counters);
-      const loss = dyn.dissipationLoss(xNew, h, counters);
-      dyn.endDissipation();
+      const power = dyn.solveStage({ xTilde, c: beta * beta, xHat, beta, xn: x, h }, xNew, counters);
+      const loss = weighDissipation([lastPower, power], [h / 2, h / 2]);
+      lastPower = power;
       xPrev.set(x);
       vPrev.set(v);
       for (let d = 0; d < n; d++) v[d] = (xNew[d] - xHat[d]) / beta;
       x.set(xNew);
       state.t += h;
       lastT = state.t;
-      return { alpha: NaN, dissipated: loss };
+      return { alpha: NaN, ...lossReport(loss) };
     },
   };
 }

@@ -20,12 +20,47 @@ export interface SolveSettings {
 export interface SolveCounters {
   newtonIterations: number;
   linearIterations: number;
-  /** Energy taken out by the frozen damping term this step (h v^T D v). */
-  dissipated: number;
-  /** Energy taken out by lagged friction this step (also counted in what the step reports as dissipated). */
-  frictionLoss: number;
   /** A Newton solve hit its iteration limit without meeting the tolerance. */
   unconverged: number;
+}
+
+/**
+ * The power (W) of the dissipative forces at one velocity (friction, Rayleigh damping; both >= 0), or the energy (J)
+ * they remove over a step.
+ */
+export interface Dissipation {
+  friction: number;
+  damping: number;
+}
+
+/** sum_i weights[i] * parts[i]: a step's loss from the powers of its force evaluations and their time weights. */
+export function weighDissipation(parts: readonly Dissipation[], weights: readonly number[]): Dissipation {
+  let friction = 0;
+  let damping = 0;
+  for (let i = 0; i < parts.length; i++) {
+    friction += weights[i] * parts[i].friction;
+    damping += weights[i] * parts[i].damping;
+  }
+  return { friction, damping };
+}
+
+export const noDissipation: Readonly<Dissipation> = Object.freeze({ friction: 0, damping: 0 });
+
+/**
+ * One implicit stage: x = argmin 1/2 |x - xTilde|_M^2 + c (P(x) + D(x)) (+ the frozen damping), where the stage's
+ * velocity is v(x) = (x - xHat) / beta. Friction and damping are frozen at the step start xn (contacts, normal
+ * forces lambda_n, tangent bases, K(x_n)) and act at v(x): the friction force is mu lambda_n f1(|v_t|) against the
+ * tangential v, the damping force -mu K(x_n) v. c = beta tau, tau being the weight of the stage's forces in its
+ * velocity, v = vTilde + tau M^-1 f.
+ */
+export interface Stage {
+  xTilde: Float64Array;
+  c: number;
+  xHat: Float64Array;
+  beta: number;
+  xn: Float64Array;
+  /** The step h: Newton stops at |dx|_inf <= tolerance * h. */
+  h: number;
 }
 
 /**
@@ -46,6 +81,7 @@ export class Dynamics {
   private readonly startBuffer: Float64Array;
   private readonly forceBuffer: Float64Array;
   private readonly productBuffer: Float64Array;
+  private readonly stageBuffer: Float64Array;
 
   constructor(
     readonly model: Model,
@@ -62,6 +98,7 @@ export class Dynamics {
     this.startBuffer = new Float64Array(this.n);
     this.forceBuffer = new Float64Array(this.n);
     this.productBuffer = new Float64Array(this.n);
+    this.stageBuffer = new Float64Array(this.n);
     this.damping =
       settings.rayleigh > 0 ? { K: this.ip.newMatrix(), center: new Float64Array(this.n), scale: 0 } : null;
   }
@@ -80,19 +117,30 @@ export class Dynamics {
   }
 
   /**
-   * a = -M^-1 (grad P(x) + D(x) v) on free DOFs, 0 on constrained ones. The damping term (D = mu K(x), the
-   * Rayleigh damping's projected stiffness) is included only when v is given and damping is on.
+   * a = M^-1 (f(x) + dissipative forces) on free DOFs, 0 on constrained ones, with f = -grad P. When v is given, the
+   * dissipative forces at (x, v) are included: the Rayleigh damping -mu K(x) v and the friction of the contacts at x
+   * (mu lambda(x) f1(|v_t|) against the tangential v), the explicit force evaluations of a step (a DIRK's first
+   * stage, Newmark's a_0); returns their power at v. Without v: gravity, elasticity, contact only.
    */
-  acceleration(x: Float64Array, out: Float64Array, v?: Float64Array): void {
+  acceleration(x: Float64Array, out: Float64Array, v?: Float64Array): Dissipation {
     this.gradient(x, out);
     const { mass, constrained } = this.model;
-    const q = this.damping;
-    if (v && q) {
-      this.assembleDampingStiffness(x, q);
-      q.K.multiply(v, this.productBuffer);
-      for (let d = 0; d < this.n; d++) out[d] += this.settings.rayleigh * this.productBuffer[d];
+    let power = noDissipation;
+    if (v && (this.damping || this.friction)) {
+      // Frozen at x with xHat = x and beta = 1: the stage velocity at x + v is v.
+      const at = this.stageBuffer;
+      for (let d = 0; d < this.n; d++) at[d] = x[d] + v[d];
+      this.freeze(x, x, 1, 1);
+      if (this.damping) {
+        this.damping.K.multiply(v, this.productBuffer);
+        for (let d = 0; d < this.n; d++) out[d] += this.settings.rayleigh * this.productBuffer[d];
+      }
+      this.friction?.addGradient(at, 1, out);
+      power = this.stagePower(at);
+      this.unfreeze();
     }
     for (let d = 0; d < this.n; d++) out[d] = constrained[d] ? 0 : -out[d] / mass[d];
+    return power;
   }
 
   kinetic(v: Float64Array): number {
@@ -112,24 +160,48 @@ export class Dynamics {
   }
 
   /**
-   * Freezes this step's dissipation at x_n: the lagged friction contacts (friction-potential.ts) and the Rayleigh
-   * damping. For the damping: D = mu K(x_n) with K the PSD-projected elastic Hessian.
-   * `velocityScale` beta maps positions to velocity, v(x) = (x - xHat) / beta, for the step's velocity formula;
-   * the term added to the objective is c * (mu / (2 beta)) (x - xHat)^T K (x - xHat), whose gradient is
-   * c mu K v(x): the damping force -mu K v evaluated at the new velocity (seed 000, Eq. 17).
+   * Solves one implicit stage (see Stage) and returns the power of its friction and damping at the stage velocity,
+   * the only way integrators minimise: freezing the dissipation, the solve, its measure and the clean-up happen
+   * here, in this order, for every stage. x holds the start point (its constrained DOFs at their targets) and
+   * receives the solution.
    */
-  beginDissipation(xn: Float64Array, xHat: Float64Array, velocityScale: number, c: number): void {
-    this.friction?.lag(xn, xHat, velocityScale);
+  solveStage(stage: Stage, x: Float64Array, counters: SolveCounters): Dissipation {
+    this.freeze(stage.xn, stage.xHat, stage.beta, stage.c);
+    try {
+      this.minimize(stage.xTilde, stage.c, x, stage.h, counters);
+      return this.stagePower(x);
+    } finally {
+      this.unfreeze();
+    }
+  }
+
+  /**
+   * Freezes the friction contacts and the damping stiffness at xn for the velocity v(x) = (x - xHat) / beta. For the
+   * damping (D = mu K(x_n), K the PSD-projected elastic Hessian) the term added to the objective is
+   * c (mu / (2 beta)) (x - xHat)^T K (x - xHat), whose gradient is c mu K v(x): the damping force at the stage
+   * velocity (seed 000, Eq. 17). Friction scales its smoothing the same way (friction-potential.ts).
+   */
+  private freeze(xn: Float64Array, xHat: Float64Array, beta: number, c: number): void {
+    this.friction?.lag(xn, xHat, beta);
+    this.frozenBeta = beta;
     const q = this.damping;
     if (!q) return;
     this.assembleDampingStiffness(xn, q);
     q.center.set(xHat);
-    q.scale = (c * this.settings.rayleigh) / velocityScale;
-    this.dampingVelocityScale = velocityScale;
+    q.scale = (c * this.settings.rayleigh) / beta;
     if (!this.ip.frozen.includes(q)) this.ip.frozen.push(q);
   }
 
-  private dampingVelocityScale = 1;
+  private frozenBeta = 1;
+
+  /** Stops the damping and friction terms from applying to further minimisations. */
+  private unfreeze(): void {
+    this.friction?.clear();
+    const q = this.damping;
+    if (!q) return;
+    const i = this.ip.frozen.indexOf(q);
+    if (i >= 0) this.ip.frozen.splice(i, 1);
+  }
 
   /**
    * K = PSD-projected Hessian of the elastic terms (springs included; contact and gravity excluded: damping acts on
@@ -142,36 +214,28 @@ export class Dynamics {
   }
 
   /**
-   * Energy removed over a step of length h ending at x: the damping's h v^T (mu K) v plus the friction's work
-   * (added to counters.frictionLoss as well). 0 without either.
+   * Power of the frozen dissipation at x, where the velocity is v = (x - xHat) / beta: friction mu lambda f1(|v_t|)
+   * |v_t| (its dissipation over the displacement beta v, divided by beta) and damping v^T (mu K) v.
    */
-  dissipationLoss(x: Float64Array, h: number, counters: SolveCounters): number {
-    let loss = 0;
-    if (this.friction) {
-      const f = this.friction.dissipation(x);
-      counters.frictionLoss += f;
-      loss += f;
-    }
-    return loss + this.dampingLoss(x, h);
-  }
-
-  private dampingLoss(x: Float64Array, h: number): number {
+  private stagePower(x: Float64Array): Dissipation {
+    const beta = this.frozenBeta;
+    const friction = this.friction ? this.friction.dissipation(x) / beta : 0;
     const q = this.damping;
-    if (!q) return 0;
+    if (!q) return { friction, damping: 0 };
     const v = this.gradBuffer;
-    for (let d = 0; d < this.n; d++) v[d] = this.model.constrained[d] ? 0 : (x[d] - q.center[d]) / this.dampingVelocityScale;
+    for (let d = 0; d < this.n; d++) v[d] = this.model.constrained[d] ? 0 : (x[d] - q.center[d]) / beta;
     const Kv = this.productBuffer;
     q.K.multiply(v, Kv);
-    let e = 0;
-    for (let d = 0; d < this.n; d++) e += v[d] * Kv[d];
-    return h * this.settings.rayleigh * e;
+    let vKv = 0;
+    for (let d = 0; d < this.n; d++) vKv += v[d] * Kv[d];
+    return { friction, damping: this.settings.rayleigh * vKv };
   }
 
   /**
-   * x = argmin 1/2 |x - xTilde|_M^2 + c P(x) (+ damping when begun), started from x (updated in place), whose
+   * x = argmin 1/2 |x - xTilde|_M^2 + c P(x) (+ what is frozen), started from x (updated in place), whose
    * constrained DOFs must already hold their target values. `stepH` scales the tolerance: |dx|_inf <= tol * stepH.
    */
-  minimize(xTilde: Float64Array, c: number, x: Float64Array, stepH: number, counters: SolveCounters): NewtonResult {
+  private minimize(xTilde: Float64Array, c: number, x: Float64Array, stepH: number, counters: SolveCounters): NewtonResult {
     this.ip.predictor.set(xTilde);
     this.ip.weight = c;
     this.startFromPredictor(x);
@@ -220,14 +284,5 @@ export class Dynamics {
         x.set(trial);
       }
     }
-  }
-
-  /** Stops the damping and friction terms from applying to further minimisations this step. */
-  endDissipation(): void {
-    this.friction?.clear();
-    const q = this.damping;
-    if (!q) return;
-    const i = this.ip.frozen.indexOf(q);
-    if (i >= 0) this.ip.frozen.splice(i, 1);
   }
 }

@@ -11,7 +11,6 @@ type ExplicitKind = 'explicit-euler' | 'symplectic-euler' | 'rk4';
 
 export function createExplicit(ctx: IntegratorContext, kind: ExplicitKind): Integrator {
   const { dyn } = ctx;
-  if (dyn.settings.rayleigh > 0) throw new Error(`${kind}: Rayleigh damping is not supported by explicit methods`);
   const n = dyn.n;
   const a = new Float64Array(n);
   const xs = new Float64Array(n);
@@ -83,7 +82,7 @@ export function createExplicit(ctx: IntegratorContext, kind: ExplicitKind): Inte
       }
       finish(x, v, t, h);
       state.t += h;
-      return { alpha: NaN, dissipated: 0 };
+      return { alpha: NaN, dissipated: 0, frictionLoss: 0 };
     },
   };
 }

@@ -1,10 +1,11 @@
-import type { Dynamics, SolveCounters } from './dynamics.js';
-import type { Integrator, IntegratorContext, IntegratorState, StepReport } from './integrator.js';
+import { weighDissipation, type Dissipation, type Dynamics, type SolveCounters } from './dynamics.js';
+import { lossReport, type Integrator, type IntegratorContext, type IntegratorState, type StepReport } from './integrator.js';
 
 /**
- * One implicit Euler position solve: x* = argmin 1/2 |x - (x_n + h v_n)|_M^2 + h^2 P(x) (+ Rayleigh damping).
- * Writes x* into xOut, starting Newton from `guess` (x_n when omitted: feasible by induction). Returns the energy
- * the damping removed. Shared by implicit Euler, A-1/A-search and blending.
+ * One implicit Euler position solve: x* = argmin 1/2 |x - (x_n + h v_n)|_M^2 + h^2 P(x) (+ friction and damping at
+ * v = (x - x_n)/h). Writes x* into xOut, starting Newton from `guess` (x_n when omitted: feasible by induction).
+ * Returns the energy friction and damping removed: their force acts at v over the whole step, so h times its power.
+ * Shared by implicit Euler, BDF2's first step, A-1/A-search and blending.
  */
 export function solveImplicitEuler(
   dyn: Dynamics,
@@ -14,16 +15,13 @@ export function solveImplicitEuler(
   xOut: Float64Array,
   xTilde: Float64Array,
   guess?: Float64Array,
-): number {
+): Dissipation {
   const { x, v } = state;
   for (let d = 0; d < x.length; d++) xTilde[d] = x[d] + h * v[d];
   xOut.set(guess ?? x);
   dyn.constrain(state.t + h, xOut);
-  dyn.beginDissipation(x, x, h, h * h);
-  dyn.minimize(xTilde, h * h, xOut, h, counters);
-  const loss = dyn.dissipationLoss(xOut, h, counters);
-  dyn.endDissipation();
-  return loss;
+  const power = dyn.solveStage({ xTilde, c: h * h, xHat: x, beta: h, xn: x, h }, xOut, counters);
+  return weighDissipation([power], [h]);
 }
 
 export function createImplicitEuler(ctx: IntegratorContext): Integrator {
@@ -38,7 +36,7 @@ export function createImplicitEuler(ctx: IntegratorContext): Integrator {
       for (let d = 0; d < x.length; d++) v[d] = (xNew[d] - x[d]) / h;
       x.set(xNew);
       state.t += h;
-      return { alpha: NaN, dissipated: loss };
+      return { alpha: NaN, ...lossReport(loss) };
     },
   };
 }

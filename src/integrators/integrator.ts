@@ -1,4 +1,4 @@
-import type { Dynamics, SolveCounters } from './dynamics.js';
+import type { Dissipation, Dynamics, SolveCounters } from './dynamics.js';
 import type { EnergyTarget } from './energy-target.js';
 
 /** The state an integrator advances in place. x and v hold all DOFs, constrained ones included. */
@@ -11,8 +11,10 @@ export interface IntegratorState {
 export interface StepReport {
   /** The alpha of A-1 / A-search / blending; NaN where the integrator has none. */
   alpha: number;
-  /** Energy removed by damping/friction in this step (subtracted from the energy target). */
+  /** Energy removed by damping and friction in this step (subtracted from the energy target). */
   dissipated: number;
+  /** The part of `dissipated` that friction removed: the work of the friction force over the step. */
+  frictionLoss: number;
   /** Positions that are not guaranteed valid (implicit midpoint's 2z - x_n, a blend of two states ...). */
   warning?: string;
 }
@@ -34,7 +36,12 @@ export interface IntegratorContext {
 export type IntegratorParams = Record<string, number | boolean | string>;
 
 export function newCounters(): SolveCounters {
-  return { newtonIterations: 0, linearIterations: 0, dissipated: 0, frictionLoss: 0, unconverged: 0 };
+  return { newtonIterations: 0, linearIterations: 0, unconverged: 0 };
+}
+
+/** A step's loss as reported: the total and its friction part. */
+export function lossReport(loss: Dissipation): Pick<StepReport, 'dissipated' | 'frictionLoss'> {
+  return { dissipated: loss.friction + loss.damping, frictionLoss: loss.friction };
 }
 
 /** out = a + s b over all entries. */

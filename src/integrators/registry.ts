@@ -21,6 +21,18 @@ export interface IntegratorSpec {
   params: Record<string, ParamSpec>;
   create(ctx: IntegratorContext, params: IntegratorParams): Integrator;
   /**
+   * Order of accuracy of the step. Steps of order 2 or more are exact for a constant force, so the work of a sliding
+   * block's friction equals the kinetic energy it loses; first-order ones remove energy of their own besides
+   * (implicit Euler m |dv|^2 / 2 per step).
+   */
+  order(params: IntegratorParams): number;
+  /**
+   * Why the step cannot apply Rayleigh damping, when it cannot. Damping is applied where every damping force of the
+   * step is evaluated implicitly or in an A-stable stage (the trapezoidal first stage of SDIRK2 / TR-BDF2), so
+   * stiff modes are damped stably.
+   */
+  noRayleigh?: string;
+  /**
    * True when a step depends on (t, x, v) and the energy target only, so a run can go on from a checkpoint of them
    * (simulate's `resume`). Multistep methods (BDF2's previous state) and the sparse A-search's miss history are not.
    */
@@ -33,29 +45,53 @@ const aSearchParams: Record<string, ParamSpec> = {
   sparse: { default: false, doc: 'search only after three same-side misses of the target, else alpha = 1' },
 };
 
-const spec = (s: IntegratorSpec): IntegratorSpec => s;
+/**
+ * Every integrator's factory first applies the one rule for dissipation: friction acts through the implicit solve
+ * (lagged, at the velocity each stage produces), so explicit methods refuse it; Rayleigh damping is refused where
+ * the spec says why (noRayleigh). Both errors name the integrators that accept it.
+ */
+const spec = (s: IntegratorSpec): IntegratorSpec => ({
+  ...s,
+  create(ctx, params) {
+    const accepting = (ok: (t: IntegratorSpec) => boolean) => integrators.filter(ok).map((t) => t.name).join(', ');
+    if (ctx.dyn.friction && !s.implicit) {
+      throw new Error(`${s.name}: friction acts through the implicit solve, which an explicit method has not; use one of ${accepting((t) => t.implicit)}`);
+    }
+    if (ctx.dyn.settings.rayleigh > 0 && s.noRayleigh) {
+      throw new Error(`${s.name}: Rayleigh damping is not supported (${s.noRayleigh}); use one of ${accepting((t) => !t.noRayleigh)}`);
+    }
+    return s.create(ctx, params);
+  },
+});
+
+const first = () => 1;
+const second = () => 2;
+const explicitDamping = 'an explicit step damps stiff modes unstably';
 
 export const integrators: readonly IntegratorSpec[] = [
-  spec({ name: 'explicit-euler', summary: 'forward Euler, x and v from the old state', implicit: false, params: {}, create: (c) => createExplicit(c, 'explicit-euler') }),
-  spec({ name: 'symplectic-euler', summary: 'v from old forces, then x from new v', implicit: false, params: {}, create: (c) => createExplicit(c, 'symplectic-euler') }),
-  spec({ name: 'rk4', summary: 'classical 4-stage Runge-Kutta', implicit: false, params: {}, create: (c) => createExplicit(c, 'rk4') }),
-  spec({ name: 'implicit-euler', summary: 'backward Euler (incremental potential, IPC style)', implicit: true, params: {}, create: (c) => createImplicitEuler(c), resumable: () => true }),
-  spec({ name: 'bdf2', summary: 'two-step BDF, implicit Euler start', implicit: true, params: {}, create: (c) => createBdf2(c) }),
-  spec({ name: 'implicit-midpoint', summary: 'symplectic midpoint rule, solved for the midpoint', implicit: true, params: {}, create: (c) => createImplicitMidpoint(c) }),
-  spec({ name: 'trapezoidal', summary: 'Newmark(1/4, 1/2)', implicit: true, params: {}, create: (c) => createNewmark(c, 0.25, 0.5, 'trapezoidal') }),
+  spec({ name: 'explicit-euler', summary: 'forward Euler, x and v from the old state', implicit: false, order: first, noRayleigh: explicitDamping, params: {}, create: (c) => createExplicit(c, 'explicit-euler') }),
+  spec({ name: 'symplectic-euler', summary: 'v from old forces, then x from new v', implicit: false, order: first, noRayleigh: explicitDamping, params: {}, create: (c) => createExplicit(c, 'symplectic-euler') }),
+  spec({ name: 'rk4', summary: 'classical 4-stage Runge-Kutta', implicit: false, order: () => 4, noRayleigh: explicitDamping, params: {}, create: (c) => createExplicit(c, 'rk4') }),
+  spec({ name: 'implicit-euler', summary: 'backward Euler (incremental potential, IPC style)', implicit: true, order: first, params: {}, create: (c) => createImplicitEuler(c), resumable: () => true }),
+  spec({ name: 'bdf2', summary: 'two-step BDF, implicit Euler start', implicit: true, order: second, params: {}, create: (c) => createBdf2(c) }),
+  spec({ name: 'implicit-midpoint', summary: 'symplectic midpoint rule, solved for the midpoint', implicit: true, order: second, params: {}, create: (c) => createImplicitMidpoint(c) }),
+  spec({ name: 'trapezoidal', summary: 'Newmark(1/4, 1/2)', implicit: true, order: second, params: {}, create: (c) => createNewmark(c, 0.25, 0.5, 'trapezoidal') }),
   spec({
     name: 'newmark',
     summary: 'implicit Newmark family',
     implicit: true,
+    order: (p) => (num(p, 'gamma', 0.5) === 0.5 ? 2 : 1),
     params: { beta: { default: 0.25, doc: 'Newmark beta, in (0, 0.5]' }, gamma: { default: 0.5, doc: 'Newmark gamma, in [0, 1]' } },
     create: (c, p) => createNewmark(c, num(p, 'beta', 0.25), num(p, 'gamma', 0.5)),
   }),
-  spec({ name: 'sdirk2', summary: 'two-stage L-stable SDIRK (seed 002, gamma = 2 - sqrt 2)', implicit: true, params: {}, create: (c) => createSdirk2(c) }),
-  spec({ name: 'tr-bdf2', summary: 'trapezoidal half step then BDF2 (seed 002)', implicit: true, params: {}, create: (c) => createTrBdf2(c) }),
+  spec({ name: 'sdirk2', summary: 'two-stage L-stable SDIRK (seed 002, gamma = 2 - sqrt 2)', implicit: true, order: second, params: {}, create: (c) => createSdirk2(c) }),
+  spec({ name: 'tr-bdf2', summary: 'trapezoidal half step then BDF2 (seed 002)', implicit: true, order: second, params: {}, create: (c) => createTrBdf2(c) }),
   spec({
     name: 'blending',
     summary: 'seed 001: bisection between implicit midpoint and backward/forward Euler on tracked energy',
     implicit: true,
+    order: first, // its blends toward backward or forward Euler are first order
+    noRayleigh: 'its forward Euler branch would apply the damping explicitly; seed 001 damps after the step',
     params: {
       tolerance: { default: 0.01, doc: 'relative energy tolerance of the bisection' },
       maxBisections: { default: 50, doc: 'bisection iteration cap' },
@@ -66,6 +102,7 @@ export const integrators: readonly IntegratorSpec[] = [
     name: 'a-1',
     summary: 'seed 000: implicit Euler positions, velocity corrected with alpha = 1 (linearly symplectic)',
     implicit: true,
+    order: first, // implicit Euler positions
     params: { alpha: { default: 1, doc: 'the fixed alpha (1 is A-1; 0 is implicit Euler)' } },
     create: (c, p) => createASearch(c, { fixedAlpha: num(p, 'alpha', 1), alphaMin: -Infinity, alphaMax: Infinity, sparse: false }, 'a-1'),
     resumable: () => true,
@@ -74,6 +111,7 @@ export const integrators: readonly IntegratorSpec[] = [
     name: 'a-search',
     summary: 'seed 000 Algorithm 1: alpha chosen each step to meet the energy target',
     implicit: true,
+    order: first,
     params: aSearchParams,
     create: (c, p) =>
       createASearch(

@@ -25,7 +25,7 @@ export interface StepRecord {
   dissipated: number;
   /** Tets with non-positive volume at this step's positions (an invariant: 0 for inversion-free runs). */
   inverted: number;
-  /** Energy friction took out this step (seed 000 Algorithm 1 subtracts it from the target), J; part of `dissipated`. */
+  /** The work the friction force did over this step (J; seed 000 Algorithm 1 subtracts it from the target); part of `dissipated`. */
   frictionLoss: number;
   /** Smallest contact distance at this step's positions (m): exact for planes, over pairs within reach of the active set otherwise; NaN without contact or with nothing in reach. */
   minDistance: number;

@@ -287,7 +287,7 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     totalNewton += counters.newtonIterations;
     totalLinear += counters.linearIterations;
     const warning = report.warning ?? (counters.unconverged ? `${counters.unconverged} Newton solve(s) hit the iteration limit` : undefined);
-    const rec = record(step, report.alpha, counters.newtonIterations, counters.linearIterations, wallMs, report.dissipated, counters.frictionLoss, warning);
+    const rec = record(step, report.alpha, counters.newtonIterations, counters.linearIterations, wallMs, report.dissipated, report.frictionLoss, warning);
     if (!Number.isFinite(rec.total)) {
       stopped = `step ${step} (t = ${rec.t.toFixed(6)} s): the total energy is not finite (${rec.total}): the integrator blew up or produced an invalid state${warning ? ` (${warning})` : ''}`;
       break;
