@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readCheckpoint, writeCheckpoint } from '../src/io/checkpoint.js';
-import { toRunOptions } from '../src/io/scene-files.js';
+import { loadScene, toRunOptions } from '../src/io/scene-files.js';
 import { buildModel } from '../src/scene/build.js';
-import { simulate, type RunCheckpoint } from '../src/sim/simulate.js';
+import { INTERRUPTED, simulate, simulateSteps, type RunCheckpoint } from '../src/sim/simulate.js';
 import { fallingCubesScene } from './helpers.js';
 
 /**
@@ -16,6 +16,17 @@ import { fallingCubesScene } from './helpers.js';
 function setup(integrator = 'a-search') {
   const scene = fallingCubesScene('checkpoint-test', { kappa: 1e4, dhat: 0.002, friction: 0.3, adaptiveKappa: true }, integrator);
   return { model: buildModel(scene), options: toRunOptions(scene) };
+}
+
+/** The checkpoint of the setup() run after `steps` steps (its last one). */
+function checkpointAfter(steps: number): RunCheckpoint {
+  const run = setup();
+  run.options.duration = steps / 120;
+  run.options.checkpointEvery = steps;
+  let saved: RunCheckpoint | undefined;
+  simulate(run.model, run.options, { checkpoint: (cp) => (saved = cp) });
+  assert.ok(saved, 'no checkpoint handed out');
+  return saved;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'vivace-checkpoint-'));
@@ -61,12 +72,8 @@ test('checkpoint: a run resumed from a checkpoint file ends where the uninterrup
 test('checkpoint: a resumed run goes on with the saved adaptive kappa, not the scene floor', () => {
   // In these scenes the gradient balance stays below the floor (kappa = 1e4), so kappa never moves on its own; a
   // checkpoint with a raised kappa shows whether the resumed run reads it.
-  const first = setup();
-  first.options.duration = 4 / 120;
-  first.options.checkpointEvery = 4;
-  let saved: RunCheckpoint | undefined;
-  simulate(first.model, first.options, { checkpoint: (cp) => (saved = cp) });
-  assert.ok(saved?.adaptiveStiffness, 'adaptive kappa state missing from the checkpoint');
+  const saved = checkpointAfter(4);
+  assert.ok(saved.adaptiveStiffness, 'adaptive kappa state missing from the checkpoint');
   assert.equal(saved.adaptiveStiffness.kappa, 1e4, 'kappa should sit at the floor at step 4');
   assert.ok(saved.adaptiveStiffness.hadContact, 'the cubes should be in contact at step 4');
 
@@ -74,7 +81,7 @@ test('checkpoint: a resumed run goes on with the saved adaptive kappa, not the s
     const next = setup();
     next.options.duration = 8 / 120;
     next.options.checkpointEvery = 4;
-    next.options.resume = { ...saved!, adaptiveStiffness: { kappa, hadContact: true } };
+    next.options.resume = { ...saved, adaptiveStiffness: { kappa, hadContact: true } };
     let later: RunCheckpoint | undefined;
     const result = simulate(next.model, next.options, { checkpoint: (cp) => (later = cp) });
     assert.equal(result.summary.stopped, undefined, `resumed run stopped: ${result.summary.stopped}`);
@@ -91,12 +98,7 @@ test('checkpoint: a resumed run goes on with the saved adaptive kappa, not the s
 
 test('checkpoint: refused for another run, for integrators with history, and when the file is malformed (naming the field)', () => {
   const file = join(dir, 'refuse.json');
-  const a = setup();
-  a.options.duration = 2 / 120;
-  a.options.checkpointEvery = 2;
-  let saved: RunCheckpoint | undefined;
-  simulate(a.model, a.options, { checkpoint: (cp) => (saved = cp) });
-  assert.ok(saved, 'no checkpoint handed out');
+  const saved = checkpointAfter(2);
   writeCheckpoint(file, saved);
 
   const other = setup();
@@ -110,4 +112,75 @@ test('checkpoint: refused for another run, for integrators with history, and whe
   const broken = join(dir, 'broken.json');
   writeFileSync(broken, JSON.stringify({ ...JSON.parse(JSON.stringify(saved, (_k, v) => (v instanceof Float64Array ? 'AAAA' : v))), step: -1 }));
   assert.throws(() => readCheckpoint(broken), /broken\.json: checkpoint field 'step'/);
+});
+
+test('checkpoint: the file carries a checksum; a flipped character in the state, an edited number or another format version is refused', () => {
+  const saved = checkpointAfter(4);
+  const file = join(dir, 'checksum.json');
+  writeCheckpoint(file, saved);
+  const text = readFileSync(file, 'utf8');
+  assert.match(text, /"checksum":"[0-9a-f]{64}"\}$/);
+  const back = readCheckpoint(file);
+  assert.deepEqual(back.v, saved.v, 'round trip');
+  assert.equal(back.frames, 2, 'frames 0 and 1 before step 4 (a frame every 4 steps at 30 frames/s)');
+
+  const damaged = (edited: string, name: string) => {
+    const path = join(dir, `${name}.json`);
+    writeFileSync(path, edited);
+    return () => readCheckpoint(path);
+  };
+  const at = text.indexOf('"v":"') + 9;
+  const flipV = text.slice(0, at) + (text[at] === 'Q' ? 'R' : 'Q') + text.slice(at + 1);
+  assert.throws(damaged(flipV, 'flip-v'), /flip-v\.json: checksum mismatch: the checkpoint was changed or damaged/);
+  const target = text.replace(/"target":([-\d.e+]+)/, (_m, x) => `"target":${Number(x) * 1.0001}`);
+  assert.notEqual(target, text);
+  assert.throws(damaged(target, 'target'), /target\.json: checksum mismatch/);
+  assert.throws(damaged(text.replace(/,"checksum":"[0-9a-f]+"/, ''), 'no-sum'), /no-sum\.json: checkpoint field 'checksum' is missing/);
+  assert.throws(damaged(text.replace('"version":2', '"version":1'), 'old'), /old\.json: checkpoint format version 1, this build reads 2/);
+});
+
+test('simulateSteps: next(true) ends the run after that step as "interrupted", with a checkpoint of it; after the last step it changes nothing', () => {
+  const run = (stopAfter: number) => {
+    const s = setup();
+    s.options.duration = 6 / 120;
+    s.options.checkpointEvery = 4;
+    const checkpoints: number[] = [];
+    const steps = simulateSteps(s.model, s.options, { checkpoint: (cp) => checkpoints.push(cp.step) });
+    let next = steps.next();
+    while (!next.done) next = steps.next(next.value >= stopAfter);
+    return { summary: next.value.summary, checkpoints };
+  };
+  const stopped = run(3);
+  assert.equal(stopped.summary.stopped, INTERRUPTED);
+  assert.equal(stopped.summary.steps, 3);
+  assert.deepEqual(stopped.checkpoints, [3], 'a checkpoint of step 3, to go on from');
+  const atFour = run(4);
+  assert.deepEqual(atFour.checkpoints, [4], 'step 4 was checkpointed already: not twice');
+  const atEnd = run(6);
+  assert.equal(atEnd.summary.stopped, undefined, 'a request after the last step is no interruption');
+  assert.equal(atEnd.summary.steps, 6);
+  assert.deepEqual(atEnd.checkpoints, [4, 6]);
+});
+
+test('checkpoint: steps at the Newton iteration limit are counted over the sittings of a resumed run', () => {
+  const make = () => {
+    const { scene } = loadScene('oscillator');
+    const options = toRunOptions(scene);
+    options.duration = 1;
+    options.solver = { ...options.solver, tolerance: 1e-20, maxNewtonIterations: 4 };
+    return { model: buildModel(scene), options };
+  };
+  const whole = make();
+  const reference = simulate(whole.model, whole.options).summary;
+  assert.ok(reference.newtonLimitSteps >= 5, `steps at the limit: ${reference.newtonLimitSteps}`);
+  let saved: RunCheckpoint | undefined;
+  const first = make();
+  first.options.duration = 0.5;
+  first.options.checkpointEvery = 5;
+  simulate(first.model, first.options, { checkpoint: (cp) => (saved = cp) });
+  const second = make();
+  second.options.resume = saved;
+  const resumed = simulate(second.model, second.options).summary;
+  assert.equal(resumed.newtonLimitSteps, reference.newtonLimitSteps);
+  assert.deepEqual(resumed.newtonLimitFirstSteps, reference.newtonLimitFirstSteps);
 });

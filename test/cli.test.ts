@@ -6,24 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { collectParam, parseRational, parseTimeStep } from '../src/cli/args.js';
-import { main } from '../src/cli/main.js';
 import { METRICS_COLUMNS } from '../src/io/run-output.js';
+import { runCli as cli } from './helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'vivace-cli-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 const root = fileURLToPath(new URL('..', import.meta.url));
 const oscillatorJson = JSON.parse(readFileSync(join(root, 'scenes', 'oscillator.json'), 'utf8'));
-
-/** Runs the CLI in-process with captured output. */
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, {
-    stdout: { write: (s: string) => out.push(s), isTTY: false },
-    stderr: { write: (s: string) => err.push(s), isTTY: false },
-  });
-  return { code, out: out.join(''), err: err.join('') };
-}
 
 function csv(path: string): { header: string[]; rows: number[][] } {
   const lines = readFileSync(path, 'utf8').split('\n');

@@ -7,6 +7,7 @@ import { findIntegrator } from '../src/integrators/registry.js';
 import { createLinearSolver } from '../src/math/linear-solver.js';
 import type { Model } from '../src/model/model.js';
 import { parseScene } from '../src/scene/schema.js';
+import { main } from '../src/cli/main.js';
 
 /**
  * The oscillator of the issue: a particle of mass m on a zero-rest-length spring of stiffness k to a fixed anchor
@@ -80,4 +81,15 @@ export function fallingCubesScene(name: string, contact: Record<string, unknown>
     obstacles: [{ type: 'plane' }],
     bodies: [cube('a', [0, 0.01, 0]), cube('b', [0.04, 0.114, 0.02])],
   });
+}
+
+/** Runs the CLI in-process (main) with captured output. */
+export async function runCli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, {
+    stdout: { write: (s: string) => out.push(s), isTTY: false },
+    stderr: { write: (s: string) => err.push(s), isTTY: false },
+  });
+  return { code, out: out.join(''), err: err.join('') };
 }

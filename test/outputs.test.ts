@@ -98,6 +98,8 @@ function fakeSummary(steps: number, stopped?: string): RunSummary {
     wallSeconds: 0.01,
     cpuSeconds: 0.01,
     newtonIterations: 3,
+    newtonLimitSteps: 0,
+    newtonLimitFirstSteps: [],
     linearIterations: 6,
     initialEnergy: 1,
     finalEnergy: 1,

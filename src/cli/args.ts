@@ -46,14 +46,14 @@ export function parseTimeStep(text: string): number {
   return h;
 }
 
-/** --duration: a non-negative number of seconds (decimal or fraction). */
+/** --duration: a positive number of seconds (decimal or fraction); a run of no time has no step. */
 export function parseDuration(text: string): number {
   const t = parseRational(text);
-  if (!(t >= 0) || !Number.isFinite(t)) throw new InvalidArgumentError('Expected a non-negative number of seconds.');
+  if (!(t > 0) || !Number.isFinite(t)) throw new InvalidArgumentError('Expected a positive number of seconds (a run of 0 s has no step).');
   return t;
 }
 
-/** A positive whole number (--checkpoint-every). */
+/** A positive whole number (--checkpoint-every, --max-steps). */
 export function parsePositiveInt(text: string): number {
   const s = text.trim();
   const n = /^\d+$/.test(s) ? Number(s) : NaN;

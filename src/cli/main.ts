@@ -1,6 +1,7 @@
 /**
  * The vivace command line. `main(argv)` runs one command in-process and returns its exit code:
- *   0 done, 1 unexpected failure, 2 invalid scene / flag / value (nothing written), 3 the run stopped early.
+ *   0 done, 1 unexpected failure, 2 invalid scene / flag / value or a run beyond the work limits (nothing written),
+ *   3 the run stopped early (or, with --strict, a step ended at the Newton iteration limit), 130 Ctrl-C (143 SIGTERM).
  * Run as a script (`tsx src/cli/main.ts ...`, or bin/vivace.js), it sets the process exit code.
  */
 
@@ -11,6 +12,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { MeshFileError } from '../io/mesh-files.js';
 import { listScenes, PACKAGE_ROOT } from '../io/scene-files.js';
 import { describeRange } from '../scene/parametric.js';
+import { bytes, WORK_LIMITS } from '../scene/work-estimate.js';
 import { SceneError } from '../scene/schema.js';
 import { collectParam, collectSceneParam, parseDuration, parseList, parsePositive, parsePositiveInt, parseTimeStep, UsageError } from './args.js';
 import { compareCommand, EXIT, runCommand, type CliIo, type CompareFlags, type RunFlags } from './run-command.js';
@@ -34,6 +36,9 @@ function addRunOptions(cmd: Command): Command {
     .option('--tol <x>', 'Newton tolerance: stop when |dx|_inf <= tol * h (default: the scene\'s, 0.01)', parsePositive)
     .option('--frame-rate <f>', 'output frames per second (default: the scene\'s frameRate)', parsePositive)
     .option('--quiet', 'no progress display and no summary')
+    .option('--strict', 'exit with code 3 when a step ended at the Newton iteration limit (not converged to --tol)')
+    .option('--max-steps <n>', `refuse a run of more steps than this (default ${WORK_LIMITS.steps.toLocaleString('en-US')})`, parsePositiveInt)
+    .option('--allow-large', `lift the work limits: steps (--max-steps), estimated memory (${bytes(WORK_LIMITS.memoryBytes)}) and output size (${bytes(WORK_LIMITS.outputBytes)})`)
     .option('--scene-param <name=value>', 'parameter of a parametric scene, a number (repeatable; see `vivace scenes`)', collectSceneParam);
 }
 

@@ -1,6 +1,7 @@
 /**
  * Run progress on stderr: a cli-progress bar on a terminal; on anything else (CI logs, pipes) a plain line every
- * ~10% of the steps. simulate() is synchronous, so nothing here may rely on timers firing during the run.
+ * ~10% of the steps. Steps are synchronous (the event loop turns only between them, see interrupt.ts), so nothing
+ * here may rely on timers firing during a step.
  */
 
 import cliProgress from 'cli-progress';

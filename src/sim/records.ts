@@ -47,6 +47,10 @@ export interface RunSummary {
   cpuSeconds: number | null;
   newtonIterations: number;
   linearIterations: number;
+  /** Steps accepted although a Newton solve hit its iteration limit (so not converged to the tolerance); 0 in a clean run. */
+  newtonLimitSteps: number;
+  /** The first of those steps (up to NEWTON_LIMIT_STEPS_LISTED of them), in order. */
+  newtonLimitFirstSteps: number[];
   initialEnergy: number;
   finalEnergy: number;
   minEnergy: number;
@@ -61,7 +65,7 @@ export interface RunSummary {
   minDistance: number | null;
   /** Most contact pairs active at once. */
   maxActiveContacts: number;
-  /** Set when the run stopped early (blow-up, failed solve): what happened and at which step. */
+  /** Set when the run stopped early: 'step N (t = ...): reason' (blow-up, failed solve), or 'interrupted' (INTERRUPTED: stopped on request, e.g. Ctrl-C, after a complete step). */
   stopped?: string;
   /** Peak resident memory, MiB. */
   peakMemoryMiB: number;

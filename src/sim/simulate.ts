@@ -61,7 +61,7 @@ export interface RunOptions {
  * an uninterrupted one to the Newton tolerance (exactly, with a direct linear solver, up to round-off).
  */
 export interface RunCheckpoint {
-  version: 1;
+  version: 2;
   scene: string;
   integrator: string;
   h: number;
@@ -74,9 +74,13 @@ export interface RunCheckpoint {
   adaptiveStiffness: { kappa: number; hadContact: boolean } | null;
   /** The initial state's energies and angular momentum. */
   initial: { total: number; kinetic: number; potential: number; angularMomentum: [number, number, number] };
+  /** Output frames written up to this step (frames 0 to frames - 1), which a resumed run expects to find. */
+  frames: number;
   totals: {
     newtonIterations: number;
     linearIterations: number;
+    newtonLimitSteps: number;
+    newtonLimitFirstSteps: number[];
     minEnergy: number;
     maxEnergy: number;
     maxInverted: number;
@@ -105,8 +109,28 @@ export interface RunResult {
   state: IntegratorState;
 }
 
-/** Runs the time loop: integrator steps, energy target, metrics records and frames. Pure: no I/O here. */
+/** The `stopped` reason of a run ended on request (simulateSteps' next(true)), e.g. by Ctrl-C in the CLI. */
+export const INTERRUPTED = 'interrupted';
+
+/** How many step numbers RunSummary.newtonLimitFirstSteps lists. */
+export const NEWTON_LIMIT_STEPS_LISTED = 10;
+
+/** Runs the time loop to its end: integrator steps, energy target, metrics records and frames. Pure: no I/O here. */
 export function simulate(model: Model, opts: RunOptions, observer: RunObserver = {}): RunResult {
+  const run = simulateSteps(model, opts, observer);
+  let next = run.next();
+  while (!next.done) next = run.next();
+  return next.value;
+}
+
+/**
+ * simulate() one step at a time, so that a caller can do other work between steps (the CLI lets its event loop
+ * run, which is where Node delivers Ctrl-C). Yields the number of the step just reported (first the initial or
+ * resumed step); `next(true)` ends the run there as if it had stopped, with `stopped: INTERRUPTED` (after the last
+ * step it changes nothing), handing the observer a checkpoint of that step when checkpointing. The returned
+ * value is simulate()'s result.
+ */
+export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObserver = {}): Generator<number, RunResult, boolean | undefined> {
   if (!(opts.h > 0) || !Number.isFinite(opts.h)) throw new Error(`time step must be a positive number (got ${opts.h})`);
   if (!(opts.duration >= 0)) throw new Error(`duration must be >= 0 (got ${opts.duration})`);
   const spec = findIntegrator(opts.integrator);
@@ -217,6 +241,10 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
   let last = current;
   let totalNewton = before?.newtonIterations ?? 0;
   let totalLinear = before?.linearIterations ?? 0;
+  // Steps accepted although a Newton solve hit its iteration limit (not converged to the tolerance).
+  let newtonLimitSteps = before?.newtonLimitSteps ?? 0;
+  const newtonLimitFirstSteps = [...(before?.newtonLimitFirstSteps ?? [])];
+  let lastCheckpoint = resume?.step ?? -1;
   let stopped: string | undefined;
   const start = performance.now();
   const cpuStart = processCpuSeconds();
@@ -243,7 +271,7 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
   const makeCheckpoint = (step: number): RunCheckpoint => {
     const wallSeconds = (performance.now() - start) / 1000;
     return {
-      version: 1,
+      version: 2,
       scene: opts.sceneName,
       integrator: opts.integrator,
       h: opts.h,
@@ -254,9 +282,12 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
       target: target.value,
       adaptiveStiffness: dyn.adaptiveStiffness?.saveState() ?? null,
       initial,
+      frames: Math.floor(step / frameEvery) + 1,
       totals: {
         newtonIterations: totalNewton,
         linearIterations: totalLinear,
+        newtonLimitSteps,
+        newtonLimitFirstSteps: [...newtonLimitFirstSteps],
         minEnergy,
         maxEnergy,
         maxInverted,
@@ -269,7 +300,13 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     };
   };
 
-  for (let step = startStep + 1; step <= steps; step++) {
+  const checkpoint = (step: number): void => {
+    observer.checkpoint!(makeCheckpoint(step));
+    lastCheckpoint = step;
+  };
+
+  if ((yield startStep) && startStep < steps) stopped = INTERRUPTED;
+  for (let step = startStep + 1; step <= steps && !stopped; step++) {
     const counters = newCounters();
     const t0 = performance.now();
     const tStart = state.t;
@@ -286,6 +323,10 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     const wallMs = performance.now() - t0;
     totalNewton += counters.newtonIterations;
     totalLinear += counters.linearIterations;
+    if (counters.unconverged > 0) {
+      newtonLimitSteps++;
+      if (newtonLimitFirstSteps.length < NEWTON_LIMIT_STEPS_LISTED) newtonLimitFirstSteps.push(step);
+    }
     const warning = report.warning ?? (counters.unconverged ? `${counters.unconverged} Newton solve(s) hit the iteration limit` : undefined);
     const rec = record(step, report.alpha, counters.newtonIterations, counters.linearIterations, wallMs, report.dissipated, report.frictionLoss, warning);
     if (!Number.isFinite(rec.total)) {
@@ -318,8 +359,11 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     observer.step?.(rec);
     if (isFrame) observer.frame?.(step / frameEvery, rec.t, state.x);
     last = rec;
-    if (checkpointEvery > 0 && observer.checkpoint && (step % checkpointEvery === 0 || step === steps)) observer.checkpoint(makeCheckpoint(step));
+    if (checkpointEvery > 0 && observer.checkpoint && (step % checkpointEvery === 0 || step === steps)) checkpoint(step);
+    if ((yield step) && step < steps) stopped = INTERRUPTED;
   }
+  // An interrupted run can go on from where it stopped.
+  if (stopped === INTERRUPTED && checkpointEvery > 0 && observer.checkpoint && last.step !== lastCheckpoint) checkpoint(last.step);
 
   const segmentSeconds = (performance.now() - start) / 1000;
   const wallSeconds = segmentSeconds + (before?.wallSeconds ?? 0);
@@ -336,6 +380,8 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     cpuSeconds: Number.isNaN(cpuSeconds) ? null : cpuSeconds,
     newtonIterations: totalNewton,
     linearIterations: totalLinear,
+    newtonLimitSteps,
+    newtonLimitFirstSteps,
     initialEnergy: initial.total,
     finalEnergy: last.total,
     minEnergy,
@@ -360,7 +406,7 @@ export function frameInterval(opts: Pick<RunOptions, 'frameRate' | 'h'>): number
 /** Refuses a checkpoint of another run (scene, integrator, h, model size), naming what differs. */
 export function checkCheckpoint(cp: RunCheckpoint, model: Model, opts: RunOptions): void {
   const differs: string[] = [];
-  if (cp.version !== 1) differs.push(`format version ${cp.version} (this build reads 1)`);
+  if (cp.version !== 2) differs.push(`format version ${cp.version} (this build reads 2)`);
   if (cp.scene !== opts.sceneName) differs.push(`scene '${cp.scene}' (this run: '${opts.sceneName}')`);
   if (cp.integrator !== opts.integrator) differs.push(`integrator '${cp.integrator}' (this run: '${opts.integrator}')`);
   if (cp.h !== opts.h) differs.push(`h = ${cp.h} (this run: ${opts.h})`);
