@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BarSegments } from '../src/energies/bar-segments.js';
 import { MATERIAL_MODELS, makeMaterial } from '../src/energies/materials.js';
+import { buildModel } from '../src/scene/build.js';
+import { parseScene } from '../src/scene/schema.js';
 import { assembleHessianPattern, derivativesAndDifferences, minEigenvalue, rng } from './numeric-helpers.js';
 
 function hessian(term: BarSegments, x: Float64Array, project: boolean, scale = 1.5): number[][] {
@@ -107,4 +109,39 @@ test('bar segments: input validation names the segment', () => {
   assert.throws(() => new BarSegments(Uint32Array.from([0, 1]), Float64Array.from([0]), Float64Array.from([1]), material), /segment 0 has cross-section area 0/);
   assert.throws(() => new BarSegments(Uint32Array.from([0, 1]), Float64Array.from([1]), Float64Array.from([0]), material), /segment 0 has rest length 0/);
   assert.throws(() => new BarSegments(Uint32Array.from([1, 1]), Float64Array.from([1]), Float64Array.from([1]), material), /itself/);
+});
+
+test('a chain body builds from length, cells and area: nodes, lumped masses, bar segments, collision points', () => {
+  const scene = parseScene({
+    name: 'chain',
+    duration: 1,
+    dt: 0.01,
+    obstacles: [{ type: 'plane' }],
+    bodies: [
+      {
+        mesh: { type: 'chain', length: 2, cells: 4, area: 0.01 },
+        // Stood up along +y, lifted 0.1 m above the ground.
+        transform: { rotate: { axis: [0, 0, 1], degrees: 90 }, translate: [0.3, 0.1, 0] },
+        material: { youngsModulus: 1e5, poissonRatio: 0, density: 500 },
+      },
+    ],
+  });
+  const model = buildModel(scene);
+  assert.equal(model.nNodes, 5);
+  const massPerCell = 500 * 0.01 * 0.5;
+  for (let i = 0; i < 5; i++) {
+    assert.ok(Math.abs(model.rest[3 * i] - 0.3) < 1e-15 && Math.abs(model.rest[3 * i + 1] - (0.1 + 0.5 * i)) < 1e-12, `node ${i}`);
+    assert.ok(Math.abs(model.mass[3 * i] - (i === 0 || i === 4 ? massPerCell / 2 : massPerCell)) < 1e-12, `node ${i} mass ${model.mass[3 * i]}`);
+  }
+  const segments = model.terms.find((t) => t instanceof BarSegments) as BarSegments;
+  assert.equal(segments.name, 'elastic', 'its energy counts as elastic in the metrics');
+  assert.deepEqual(Array.from(segments.springs), [0, 1, 1, 2, 2, 3, 3, 4]);
+  for (let k = 0; k < 4; k++) assert.ok(Math.abs(segments.restLength[k] - 0.5) < 1e-12 && segments.stiffness[k] === 0.01);
+  assert.equal(segments.energy(model.rest), 0);
+  // Every node is a contact point against the plane (the chain has no surface).
+  assert.deepEqual(Array.from(model.contact!.mesh.vertices), [0, 1, 2, 3, 4]);
+  assert.equal(model.surface.length, 0);
+  const { material: _omitted, ...noMaterial } = scene.bodies[0];
+  assert.throws(() => buildModel({ ...scene, bodies: [noMaterial] }), /bodies\[0\]\.material: required for a 'chain' mesh/);
+  assert.throws(() => parseScene({ ...scene, bodies: [{ ...scene.bodies[0], mesh: { type: 'chain', length: 1, cells: 0, area: 1 } }] }), /bodies\[0\]\.mesh\.cells/);
 });
