@@ -1,5 +1,5 @@
 /**
- * The command-line run selection both 1D-collision analyses share (--quick, --steps, --cases, --integrators):
+ * The command-line run selection both 1D-collision analyses share (--quick, --steps, --cases, --integrators, --block):
  * the parseArgs options, and the selection with a bad flag reported and exit code 2.
  */
 import type { ParseArgsConfig } from 'node:util';
@@ -10,6 +10,8 @@ export const runSelectionOptions = {
   steps: { type: 'string' },
   cases: { type: 'string' },
   integrators: { type: 'string' },
+  /** Run the 3D block variants (collision-1d-block-*) instead of the chains. */
+  block: { type: 'boolean', default: false },
 } as const satisfies ParseArgsConfig['options'];
 
 export function selectRunsOrExit(

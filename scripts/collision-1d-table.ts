@@ -1,14 +1,17 @@
 /**
- * `npm run analysis:collision-1d`: seed 000 section 5.5, Table 2. The 1D block of scenes/collision-1d-*.json bounces
+ * `npm run analysis:collision-1d`: seed 000 section 5.5, Table 2. The 1D chain of scenes/collision-1d-*.json bounces
  * off a wall with BDF2, A-1 and A-search at h = 1/30, 1/300, 1/3000 s; the table lists the final centre-of-mass
- * velocity (m/s; the block comes in at -1 m/s) and flags runs that inverted a tet, crossed the wall or never left it.
+ * velocity (m/s; the chain comes in at -1 m/s) and flags runs that inverted (two sections passed each other, or a
+ * tet), crossed the wall or never left it.
  *
  * Writes out/analysis/collision-1d/: table.md (the table, per-run details, notes), runs.csv (one row per run) and
  * states/ (final x and v of each run, which `analysis:spectrum --reuse` can project instead of re-running).
  *
  * Options: --quick (h = 1/30 s only: a smoke test of a few seconds), --steps 30,300,3000,30000 (steps per second),
- * --cases soft,medium,stiff,damped, --integrators bdf2,a-1,a-search, --out DIR.
- * Cost on one core: about 3 ms a step (A-search at h = 1/30000 s over the 1 s medium scene took 55 s).
+ * --cases soft,medium,stiff,damped, --integrators bdf2,a-1,a-search, --block (the 3D block variants
+ * collision-1d-block-*, whose cross-sections warp; default output out/analysis/collision-1d-block), --out DIR.
+ * Cost on one core: the 31-node chain takes about 0.05 ms a step (all 36 runs to h = 1/30000 s: a few minutes);
+ * the 124-node block about 3 ms.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +19,8 @@ import { parseArgs } from 'node:util';
 import { runSelectionOptions, selectRunsOrExit } from './collision-1d-args.js';
 import {
   TABLE_INTEGRATORS,
+  caseScene,
+  inverted,
   collisionRunsCsv,
   runCollision1d,
   sceneFingerprint,
@@ -29,19 +34,20 @@ import { buildModel } from '../src/scene/build.js';
 const { values } = parseArgs({
   options: {
     ...runSelectionOptions,
-    out: { type: 'string', default: 'out/analysis/collision-1d' },
+    out: { type: 'string' },
   },
 });
 
 const { steps, cases, integrators } = selectRunsOrExit('analysis:collision-1d', values, TABLE_INTEGRATORS);
-const outDir = values.out!;
+const block = values.block!;
+const outDir = values.out ?? (block ? 'out/analysis/collision-1d-block' : 'out/analysis/collision-1d');
 const statesDir = join(outDir, 'states');
 mkdirSync(statesDir, { recursive: true });
 
 const started = performance.now();
 const runs: CollisionRun[] = [];
 for (const c of cases) {
-  const loaded = loadScene(c.scene);
+  const loaded = loadScene(caseScene(c, block));
   const fingerprint = sceneFingerprint(loaded.scene);
   const base = toRunOptions(loaded.scene);
   for (const s of steps) {
@@ -53,7 +59,7 @@ for (const c of cases) {
       runs.push(run);
       console.log(
         `v_com = ${run.finalVelocity.toFixed(4)} m/s, ${run.separated ? `left the wall at ${run.lastContact?.toFixed(3)} s` : 'DID NOT LEAVE THE WALL'}` +
-          `${run.maxInverted ? `, ${run.maxInverted} inverted` : ''}${run.penetrated ? ', PENETRATED' : ''}${run.stopped ? `, stopped: ${run.stopped}` : ''}` +
+          `${inverted(run) ? ', INVERTED' : ''}${run.penetrated ? ', PENETRATED' : ''}${run.stopped ? `, stopped: ${run.stopped}` : ''}` +
           ` (${run.wallSeconds.toFixed(1)} s wall)`,
       );
       writeFileSync(
@@ -66,21 +72,27 @@ for (const c of cases) {
 const totalSeconds = (performance.now() - started) / 1000;
 
 const details = [
-  '| case | integrator | h (s) | v_com final (m/s) | contact from - to (s) | left wall | min distance (m) | max inverted | Newton its | wall (s) |',
-  '|---|---|---|---|---|---|---|---|---|---|',
+  '| case | integrator | h (s) | v_com final (m/s) | contact from - to (s) | left wall | min distance (m) | min stretch | section spread (m) | max inverted tets | Newton its | wall (s) |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ...runs.map(
     (r) =>
       `| ${r.caseKey} | ${r.integrator} | ${stepLabel(r.stepsPerSecond)} | ${r.finalVelocity.toFixed(4)} | ${r.contactStart?.toFixed(4) ?? '-'} - ${r.lastContact?.toFixed(4) ?? '-'} | ` +
-      `${r.separated ? 'yes' : 'no'} | ${r.minDistance?.toExponential(3) ?? '-'} | ${r.maxInverted} | ${r.newtonIterations} | ${r.wallSeconds.toFixed(1)} |`,
+      `${r.separated ? 'yes' : 'no'} | ${r.minDistance?.toExponential(3) ?? '-'} | ${r.minStretch.toFixed(3)} | ${r.maxSectionSpread.toExponential(2)} | ${r.maxInverted} | ` +
+      `${r.newtonIterations} | ${r.wallSeconds.toFixed(1)} |`,
   ),
 ];
-const problems = runs.filter((r) => r.stopped || r.maxInverted > 0 || r.penetrated || !r.separated || r.unconvergedSteps > 0);
+const problems = runs.filter((r) => r.stopped || inverted(r) || r.penetrated || !r.separated || r.unconvergedSteps > 0);
+const model = block
+  ? 'The 3D block variant (scenes/collision-1d-block-*.json: 30 x 1 x 1 cells, 31 x 4 nodes moving along x only; its cross-sections warp)'
+  : 'The chain (scenes/collision-1d-*.json: 31 nodes, 30 Neo-Hookean bar segments, one node per cross-section)';
 const markdown = [
   '# 1D collision: final centre-of-mass velocity (seed 000, section 5.5, Table 2)',
   '',
-  'The block (scenes/collision-1d-*.json: 1 m long, 10 kg, 31 x 4 nodes moving along x only, Neo-Hookean with',
-  'Poisson 0, wave speed 1 / 10 / 100 m/s) hits a wall at 1 m/s. Each cell is the centre-of-mass velocity along x',
-  '(m/s) at the end of the run; flags in brackets: in contact (never left the wall), inverted, penetrated, stopped.',
+  `${model}, 1 m long,`,
+  '10 kg, Poisson 0, wave speed 1 / 10 / 100 m/s, hits a wall at 1 m/s. Each cell is the centre-of-mass velocity along',
+  'x (m/s) at the end of the run; flags in brackets: in contact (never left the wall), inverted, penetrated, stopped.',
+  '"min stretch" is the smallest distance between neighbouring cross-sections over its rest value; "section spread" the',
+  'largest x-difference between two nodes of one cross-section (0 for the chain).',
   '',
   velocityTableMarkdown(runs, cases, integrators, steps),
   '',
@@ -99,6 +111,7 @@ const markdown = [
             [
               r.stopped ? `stopped: ${r.stopped}` : '',
               r.maxInverted ? `${r.maxInverted} inverted tets` : '',
+              r.minStretch > 0 ? '' : 'two cross-sections passed each other',
               r.penetrated ? 'crossed the wall' : '',
               r.separated ? '' : 'still in contact or moving toward the wall at the end',
               r.unconvergedSteps ? `${r.unconvergedSteps} steps hit the Newton iteration limit` : '',
@@ -107,7 +120,7 @@ const markdown = [
               .join('; '),
         )
         .join('\n')}`
-    : 'No run inverted a tet, crossed the wall, stopped early or failed to leave the wall.',
+    : 'No run inverted, crossed the wall, stopped early, hit the Newton iteration limit or failed to leave the wall.',
   '',
   `Total wall time: ${totalSeconds.toFixed(1)} s (${runs.length} runs).`,
   '',

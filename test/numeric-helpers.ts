@@ -147,3 +147,25 @@ export function centralDifferenceJacobian(field: (x: Float64Array, out: Float64A
   }
   return J;
 }
+
+/**
+ * A term's gradient and exact Hessian (dense rows) at x, times `scale`, beside their central differences with step
+ * h (of the energy and of the gradient): the finite-difference check every energy gets.
+ */
+export function derivativesAndDifferences(
+  term: PotentialTerm,
+  x: Float64Array,
+  scale: number,
+  h = 1e-6,
+): { g: Float64Array; H: number[][]; fdGradient: Float64Array; fdHessian: Float64Array } {
+  const g = new Float64Array(x.length);
+  term.addGradient(x, scale, g);
+  const matrix = assembleHessianPattern(term, x.length / 3);
+  term.addHessian(x, scale, matrix, false);
+  return {
+    g,
+    H: matrix.toDense().map((row) => Array.from(row)),
+    fdGradient: centralDifferenceGradient((y) => term.energy(y), x, scale, h),
+    fdHessian: centralDifferenceJacobian((y, out) => term.addGradient(y, scale, out), x, h),
+  };
+}

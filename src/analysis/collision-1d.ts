@@ -1,19 +1,31 @@
 /**
- * Seed 000 section 5.5: a 1D elastic block bounces off a wall; Table 2 lists its final centre-of-mass velocity per
+ * Seed 000 section 5.5: a 1D elastic bar bounces off a wall; Table 2 lists its final centre-of-mass velocity per
  * integrator and step size. This module runs one such collision and formats the table. Pure: no file I/O (the
  * command in scripts/collision-1d-table.ts loads the scenes and writes the outputs).
+ *
+ * The study's scenes are chains (one node per cross-section, Neo-Hookean bar segments: energies/bar-segments.ts);
+ * each has a 3D block variant (30 x 1 x 1 cells of tets, y and z locked) whose cross-sections warp.
  */
 import type { Model } from '../model/model.js';
 import type { Scene } from '../scene/schema.js';
 import { simulate, type RunOptions } from '../sim/simulate.js';
+import { barSections, freeDofs } from './spectrum.js';
 
-/** The four scenes of the study, in the seed's column order (Table 2: soft, medium, stiff, damped soft). */
+/**
+ * The four cases of the study, in the seed's column order (Table 2: soft, medium, stiff, damped soft): the chain
+ * scene the study runs and its 3D block variant (`--block`).
+ */
 export const COLLISION_1D_CASES = [
-  { key: 'soft', scene: 'collision-1d-soft', label: 'Soft' },
-  { key: 'medium', scene: 'collision-1d-medium', label: 'Medium' },
-  { key: 'stiff', scene: 'collision-1d-stiff', label: 'Stiff' },
-  { key: 'damped', scene: 'collision-1d-damped', label: 'Damped soft' },
+  { key: 'soft', scene: 'collision-1d-soft', blockScene: 'collision-1d-block-soft', label: 'Soft' },
+  { key: 'medium', scene: 'collision-1d-medium', blockScene: 'collision-1d-block-medium', label: 'Medium' },
+  { key: 'stiff', scene: 'collision-1d-stiff', blockScene: 'collision-1d-block-stiff', label: 'Stiff' },
+  { key: 'damped', scene: 'collision-1d-damped', blockScene: 'collision-1d-block-damped', label: 'Damped soft' },
 ] as const;
+
+/** The scene of a case: the chain, or with `block` its 3D block variant. */
+export function caseScene(c: (typeof COLLISION_1D_CASES)[number], block = false): string {
+  return block ? c.blockScene : c.scene;
+}
 
 /** Table 2's integrators. */
 export const TABLE_INTEGRATORS = ['bdf2', 'a-1', 'a-search'] as const;
@@ -46,6 +58,70 @@ export function centerOfMassVelocity(model: Model, v: Float64Array, axis = 0): n
   return m > 0 ? p / m : NaN;
 }
 
+/**
+ * The cross-sections of a bar along x (the nodes with a free x DOF grouped by their rest x: one node per section in
+ * a chain, four in the block), numbered from the left, and how far a state is from moving them as one.
+ */
+export class CrossSections {
+  /** Section of each node, -1 for nodes without a free x DOF (obstacles). */
+  readonly sectionOf: Int32Array;
+  readonly count: number;
+  /** Rest x and mass (the sum of its nodes' lumped masses) of each section. */
+  readonly restX: Float64Array;
+  readonly mass: Float64Array;
+  private readonly nodeMass: Float64Array;
+  // Scratch per section (no allocation per measurement).
+  private readonly lo: Float64Array;
+  private readonly hi: Float64Array;
+  private readonly mean: Float64Array;
+
+  constructor(model: Model) {
+    const dofs = freeDofs(model);
+    const { section, count } = barSections(model, dofs, 0);
+    this.count = count;
+    this.sectionOf = new Int32Array(model.nNodes).fill(-1);
+    this.restX = new Float64Array(count);
+    this.mass = new Float64Array(count);
+    this.nodeMass = new Float64Array(model.nNodes);
+    dofs.forEach((d, i) => {
+      if (section[i] < 0) return;
+      const node = d / 3;
+      this.sectionOf[node] = section[i];
+      this.restX[section[i]] = model.rest[d];
+      this.nodeMass[node] = model.mass[d];
+      this.mass[section[i]] += model.mass[d];
+    });
+    this.lo = new Float64Array(count);
+    this.hi = new Float64Array(count);
+    this.mean = new Float64Array(count);
+  }
+
+  /**
+   * `spread`: the largest difference in x between two nodes of one section (m; 0 when every section moves as one,
+   * the 1D motion the study stands for). `minStretch`: the smallest ratio of the distance between neighbouring
+   * sections' mass-weighted mean x to its rest value (<= 0: two sections passed each other).
+   */
+  measure(x: Float64Array): { spread: number; minStretch: number } {
+    const { lo, hi, mean } = this;
+    lo.fill(Infinity);
+    hi.fill(-Infinity);
+    mean.fill(0);
+    for (let node = 0; node < this.sectionOf.length; node++) {
+      const s = this.sectionOf[node];
+      if (s < 0) continue;
+      const xi = x[3 * node];
+      if (xi < lo[s]) lo[s] = xi;
+      if (xi > hi[s]) hi[s] = xi;
+      mean[s] += (this.nodeMass[node] * xi) / this.mass[s];
+    }
+    let spread = 0;
+    for (let s = 0; s < this.count; s++) spread = Math.max(spread, hi[s] - lo[s]);
+    let minStretch = Infinity;
+    for (let s = 0; s + 1 < this.count; s++) minStretch = Math.min(minStretch, (mean[s + 1] - mean[s]) / (this.restX[s + 1] - this.restX[s]));
+    return { spread, minStretch };
+  }
+}
+
 export interface CollisionRun {
   /** Case key (soft, medium, stiff, damped). */
   caseKey: string;
@@ -65,6 +141,10 @@ export interface CollisionRun {
   separated: boolean;
   /** Most tets inverted at once (0 = no inversion). */
   maxInverted: number;
+  /** Largest x-spread of the nodes of one cross-section over the run (m): 0 for a chain, the warping of the block. */
+  maxSectionSpread: number;
+  /** Smallest stretch between neighbouring cross-sections over the run (1 at rest; <= 0 would be an inversion). */
+  minStretch: number;
   /** Smallest wall distance over the run (m). */
   minDistance: number | null;
   /** Some step had a distance <= 0 or a non-finite one while the block was in reach of the wall. */
@@ -99,7 +179,15 @@ export function runCollision1d(
   let penetrated = false;
   let unconverged = 0;
   let lastActive = 0;
+  const sections = new CrossSections(model);
+  let maxSectionSpread = 0;
+  let minStretch = Infinity;
   const { summary, state } = simulate(model, opts, {
+    check(_step, x) {
+      const m = sections.measure(x);
+      maxSectionSpread = Math.max(maxSectionSpread, m.spread);
+      minStretch = Math.min(minStretch, m.minStretch);
+    },
     step(rec) {
       if (rec.activeContacts > 0) {
         if (contactStart === null) contactStart = rec.t;
@@ -124,6 +212,8 @@ export function runCollision1d(
     lastContact,
     separated: lastActive === 0 && finalVelocity > 0 && !summary.stopped,
     maxInverted: summary.maxInverted,
+    maxSectionSpread,
+    minStretch,
     minDistance: summary.minDistance,
     penetrated: penetrated || (summary.minDistance !== null && !(summary.minDistance > 0)),
     stopped: summary.stopped,
@@ -150,10 +240,15 @@ export function stepLabel(stepsPerSecond: number): string {
   return `1/${stepsPerSecond}`;
 }
 
+/** A tet inverted or two cross-sections passed each other (a chain's inversion). */
+export function inverted(run: CollisionRun): boolean {
+  return run.maxInverted > 0 || !(run.minStretch > 0);
+}
+
 function velocityCell(run: CollisionRun | undefined): string {
   if (!run) return 'skipped';
   if (run.stopped) return `stopped (${run.finalVelocity.toFixed(3)})`;
-  const flags = [run.separated ? '' : 'in contact', run.maxInverted > 0 ? 'inverted' : '', run.penetrated ? 'penetrated' : '']
+  const flags = [run.separated ? '' : 'in contact', inverted(run) ? 'inverted' : '', run.penetrated ? 'penetrated' : '']
     .filter(Boolean)
     .join(', ');
   return `${run.finalVelocity.toFixed(3)}${flags ? ` (${flags})` : ''}`;
@@ -161,8 +256,8 @@ function velocityCell(run: CollisionRun | undefined): string {
 
 /**
  * Markdown in the layout of seed 000 Table 2: one row per step size, a column per (case, integrator). Cells read
- * the final centre-of-mass velocity in m/s; a flag in brackets marks a run that never left the wall, inverted a tet,
- * crossed the wall or stopped. `cases` and `integrators` select the columns.
+ * the final centre-of-mass velocity in m/s; a flag in brackets marks a run that never left the wall, inverted (a tet,
+ * or two sections passed each other), crossed the wall or stopped. `cases` and `integrators` select the columns.
  */
 export function velocityTableMarkdown(
   runs: readonly CollisionRun[],
@@ -194,6 +289,8 @@ export const RUN_CSV_COLUMNS = [
   'contact_start',
   'last_contact',
   'max_inverted',
+  'max_section_spread',
+  'min_stretch',
   'min_distance',
   'penetrated',
   'unconverged_steps',
@@ -225,6 +322,8 @@ export function collisionRunsCsv(runs: readonly CollisionRun[]): string {
       r.contactStart,
       r.lastContact,
       r.maxInverted,
+      r.maxSectionSpread,
+      r.minStretch,
       r.minDistance,
       r.penetrated,
       r.unconvergedSteps,

@@ -56,15 +56,16 @@ export function freeDofs(model: Model): Int32Array {
 }
 
 /**
- * Dense Hessian of the model's elastic terms at x (every non-linear term except the contact barrier: tets and
- * springs), restricted to the free DOFs: row-major dofs.length x dofs.length. The exact Hessian (no PSD projection).
+ * Dense Hessian of the model's elastic terms at x (every non-linear term except the contact barrier: tets, bar
+ * segments and springs), restricted to the free DOFs: row-major dofs.length x dofs.length. The exact Hessian unless
+ * projectPsd (each element's Hessian projected, as Newton and the Rayleigh damping use it).
  */
-export function elasticStiffness(model: Model, x: Float64Array, dofs: Int32Array): Float64Array {
+export function elasticStiffness(model: Model, x: Float64Array, dofs: Int32Array, projectPsd = false): Float64Array {
   const terms = model.terms.filter((t) => !t.isLinear && t.name !== 'contact');
   const builder = new PatternBuilder(model.nNodes);
   for (const term of terms) term.addPattern(builder);
   const H = new BsrMatrix(builder.build());
-  for (const term of terms) term.addHessian(x, 1, H, false);
+  for (const term of terms) term.addHessian(x, 1, H, projectPsd);
   // Map a model DOF to its row among the free DOFs (-1 when constrained).
   const index = new Int32Array(3 * model.nNodes).fill(-1);
   dofs.forEach((d, i) => (index[d] = i));

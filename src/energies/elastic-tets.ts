@@ -18,7 +18,7 @@ import { tetVolume } from '../mesh/tet-mesh.js';
 export { tetVolume };
 
 /** Fraction of the first inversion time the line search may go (IPC's inversion-free filter uses the same idea). */
-const INVERSION_STEP_FRACTION = 0.8;
+export const INVERSION_STEP_FRACTION = 0.8;
 /** A tet counts as degenerate when its volume is below this times (longest edge)^3 (a regular tet has 0.118). */
 const DEGENERATE_VOLUME_RATIO = 1e-12;
 const SQRT1_2 = Math.SQRT1_2;

@@ -19,7 +19,8 @@ export function isotropicPlusOuter(B: Float64Array, s: number, c: number, vx: nu
 }
 
 export abstract class SpringSet implements PotentialTerm {
-  readonly name = 'spring';
+  /** Metrics column: 'spring' unless a subclass stores another kind of energy (bar segments are 'elastic'). */
+  readonly name: string = 'spring';
   readonly count: number;
   private readonly slots: Int32Array;
   private slotsPatternId = -1;

@@ -1,3 +1,4 @@
+import { BarSegments } from '../energies/bar-segments.js';
 import { ElasticTets, lumpedMass } from '../energies/elastic-tets.js';
 import { Gravity } from '../energies/gravity.js';
 import { makeMaterial } from '../energies/materials.js';
@@ -29,6 +30,8 @@ interface BuiltBody {
   v0: Float64Array;
   mass: Float64Array; // per node
   springs: { kind: 'hookean' | 'squared-length'; pairs: Uint32Array; stiffness: Float64Array; rest: Float64Array }[];
+  /** A chain's bar segments (node pairs, cross-section areas, rest lengths). */
+  segments?: { pairs: Uint32Array; area: Float64Array; rest: Float64Array };
   fixed: Uint8Array; // per node
   moving: { nodes: number[]; velocity: Vec3 }[];
   material?: Scene['bodies'][number]['material'];
@@ -63,11 +66,11 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
     }
     const tets = shift(b.info.tets, offset);
     const surface = shift(b.info.surface, offset);
-    if (tets.length > 0) {
-      const def = defs[bi];
-      if (!b.material) throw new SceneError(`bodies[${bi}].material: required for a tet mesh`);
+    if (tets.length > 0 || b.segments) {
+      if (!b.material) throw new SceneError(`bodies[${bi}].material: required for a '${defs[bi].mesh.type}' mesh`);
       const material = makeMaterial(b.material.model, b.material.youngsModulus, b.material.poissonRatio);
-      terms.push(new ElasticTets(rest, tets, material, def.name ?? `body ${bi}`));
+      if (tets.length > 0) terms.push(new ElasticTets(rest, tets, material, defs[bi].name ?? `body ${bi}`));
+      if (b.segments) terms.push(new BarSegments(shift(b.segments.pairs, offset), b.segments.area, b.segments.rest, material));
     }
     for (const group of b.springs) {
       if (group.pairs.length === 0) continue;
@@ -172,7 +175,8 @@ function buildContact(
   built.forEach((b, bi) => {
     const def = defs[bi];
     const n = b.rest.length / 3;
-    const isParticles = def.mesh.type === 'particles';
+    // A chain's nodes are points too: it has no surface.
+    const isParticles = def.mesh.type === 'particles' || def.mesh.type === 'chain';
     groups.push({
       name: bodies[bi].name,
       kind: isParticles ? 'particles' : 'body',
@@ -209,6 +213,7 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
   let tets: Uint32Array = new Uint32Array(0);
   let mass: Float64Array;
   const springs: BuiltBody['springs'] = [];
+  let segments: BuiltBody['segments'];
   const mesh = def.mesh;
   if (mesh.type === 'particles') {
     if (mesh.masses.length !== mesh.positions.length) {
@@ -216,6 +221,10 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     }
     positions = Float64Array.from(mesh.positions.flat());
     mass = Float64Array.from(mesh.masses);
+  } else if (mesh.type === 'chain') {
+    positions = new Float64Array(3 * (mesh.cells + 1));
+    for (let i = 0; i <= mesh.cells; i++) positions[3 * i] = (mesh.length * i) / mesh.cells;
+    mass = new Float64Array(mesh.cells + 1);
   } else {
     const tm = mesh.type === 'box' ? boxGrid(mesh.size, mesh.cells, { tetsPerCell: mesh.tetsPerCell }) : resolveMesh(def, index);
     positions = new Float64Array(tm.positions);
@@ -228,6 +237,10 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
   if (tets.length > 0) {
     if (!def.material) throw new SceneError(`${where}.material: required for a '${mesh.type}' mesh`);
     lumpedMass(positions, tets, def.material.density, mass);
+  }
+  if (mesh.type === 'chain') {
+    if (!def.material) throw new SceneError(`${where}.material: required for a 'chain' mesh`);
+    segments = chainSegments(positions, mesh.area, def.material.density, mass);
   }
   if (mesh.type === 'particles') {
     for (const [si, s] of mesh.springs.entries()) {
@@ -267,10 +280,30 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     v0,
     mass,
     springs,
+    segments,
     fixed,
     moving,
     material: def.material,
   };
+}
+
+/**
+ * The segments of a chain whose nodes are `positions` in order: node i to i + 1, rest length their distance, and
+ * lumped masses density A L / 2 to each end of every segment (the end nodes get half an interior node's mass).
+ */
+function chainSegments(positions: Float64Array, area: number, density: number, mass: Float64Array): NonNullable<BuiltBody['segments']> {
+  const count = positions.length / 3 - 1;
+  const pairs = new Uint32Array(2 * count);
+  const rest = new Float64Array(count);
+  for (let k = 0; k < count; k++) {
+    pairs[2 * k] = k;
+    pairs[2 * k + 1] = k + 1;
+    rest[k] = Math.hypot(positions[3 * k + 3] - positions[3 * k], positions[3 * k + 4] - positions[3 * k + 1], positions[3 * k + 5] - positions[3 * k + 2]);
+    const half = 0.5 * density * area * rest[k];
+    mass[k] += half;
+    mass[k + 1] += half;
+  }
+  return { pairs, area: new Float64Array(count).fill(area), rest };
 }
 
 function shift(a: Uint32Array, offset: number): Uint32Array {

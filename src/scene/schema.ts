@@ -51,6 +51,14 @@ export const meshSchema = z.discriminatedUnion('type', [
       .default([])
       .describe('linear springs between particles (seed 004 mass-spring systems)'),
   }),
+  z.strictObject({
+    type: z.literal('chain'),
+    length: positive.describe('rest length (m): cells + 1 nodes evenly spaced along x from the body origin (before transform)'),
+    cells: cellCount.describe('segments between consecutive nodes'),
+    area: positive.describe(
+      "cross-section area A (m^2, not scaled by transform): each segment stores A L psi(diag(s, 1, 1)) of the body's material (stretch s along it, lateral stretches held at 1: a block with y and z locked whose cross-sections move as one) and gives density A L / 2 to each end node",
+    ),
+  }),
 ]);
 
 export const materialSchema = z.strictObject({
