@@ -8,7 +8,7 @@ import { cpSync, existsSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { pageDir } from '../viewer/pages.js';
-import { renderRuns, RenderError } from '../viewer/render.js';
+import { renderRuns, RenderError, type RenderOptions } from '../viewer/render.js';
 import { RunCatalog, RunFolderError } from '../viewer/run-folders.js';
 import { startServer, type RunningServer, type ServerOptions } from '../viewer/server.js';
 import { parsePositive, parsePositiveInt, UsageError } from './args.js';
@@ -22,15 +22,7 @@ interface ServeFlags {
   open?: boolean;
 }
 
-interface RenderFlags {
-  out: string;
-  fps?: number;
-  width: number;
-  height: number;
-  layout: 'side-by-side' | 'overlay';
-  plots: boolean;
-  chromium?: string;
-}
+type RenderFlags = Omit<RenderOptions, 'runDirs' | 'progress'>;
 
 function parsePort(text: string): number {
   const port = parsePositiveInt(text);
@@ -70,14 +62,9 @@ export function addViewCommands(program: Command, io: CliIo, setCode: (code: num
       let last = -1;
       try {
         const result = await renderRuns({
+          ...flags,
           runDirs: dirs.map((d) => resolve(cwd, d)),
           out,
-          fps: flags.fps,
-          width: flags.width,
-          height: flags.height,
-          layout: flags.layout,
-          plots: flags.plots,
-          chromium: flags.chromium,
           progress: (done, total) => {
             const tenth = Math.floor((10 * done) / total);
             if (tenth !== last) io.stderr.write(`render: frame ${done} / ${total}\n`);

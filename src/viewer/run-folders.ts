@@ -9,6 +9,9 @@ import { basename, join } from 'node:path';
 import { REPORT_FILE } from '../io/compare-report.js';
 import { FRAMES_DIR, frameName, METRICS_FILE, SUMMARY_FILE } from '../io/run-output.js';
 import { frameInterval } from '../sim/simulate.js';
+import type { RunListing } from './listing.js';
+
+export type { RunListing } from './listing.js';
 
 /** One run the viewer serves under /runs/<id>/. */
 export interface RunFolder {
@@ -17,22 +20,6 @@ export interface RunFolder {
   dir: string;
   /** The compare folder it belongs to, if any. */
   comparison?: string;
-}
-
-/** What the page needs to know of a run, polled while the run is in progress. */
-export interface RunListing {
-  id: string;
-  label: string;
-  comparison: string | null;
-  /** Frames frame_00000.obj ... present without a gap. */
-  frames: number;
-  /** Size of metrics.csv in bytes (the page fetches only what it has not read). */
-  metricsBytes: number;
-  /** summary.json is there: the run has ended (finished or stopped). */
-  done: boolean;
-  /** Seconds between frames, when known (from summary.json); else the page reads frame times or estimates. */
-  frameSeconds: number | null;
-  summary: Record<string, unknown> | null;
 }
 
 /** A folder given on the command line that is neither a run nor a compare folder. */
@@ -122,13 +109,13 @@ export function listRun(run: RunFolder): RunListing {
   }
   const metrics = join(run.dir, METRICS_FILE);
   const metricsBytes = existsSync(metrics) ? statSync(metrics).size : 0;
-  let summary: Record<string, unknown> | null = null;
+  let summary: RunListing['summary'] = null;
   try {
-    summary = JSON.parse(readFileSync(join(run.dir, SUMMARY_FILE), 'utf8')) as Record<string, unknown>;
+    summary = JSON.parse(readFileSync(join(run.dir, SUMMARY_FILE), 'utf8')) as RunListing['summary'];
   } catch {
     summary = null; // not written yet (the run goes on), or being replaced
   }
-  const options = summary?.options as { h?: number; frameRate?: number } | undefined;
+  const options = summary?.options;
   const frameSeconds = options && options.h && options.frameRate ? frameInterval({ h: options.h, frameRate: options.frameRate }) * options.h : null;
   const scene = typeof summary?.scene === 'string' ? summary.scene : null;
   const integrator = typeof summary?.integrator === 'string' ? summary.integrator : null;

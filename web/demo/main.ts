@@ -54,7 +54,6 @@ interface DemoRun {
   drawing: RunDrawing | null;
   plots: RunPlots;
   summary: RunSummary | null;
-  cpuSeconds: number;
   error: string | null;
   startedAt: number;
   shown: number;
@@ -125,7 +124,6 @@ function receive(message: WorkerMessage): void {
       break;
     case 'done':
       run.summary = message.summary;
-      run.cpuSeconds = message.cpuSeconds;
       finished?.();
       break;
     case 'error':
@@ -179,7 +177,7 @@ function scheduleRefresh(): void {
     status.textContent = run.error
       ? `stopped: ${run.error}`
       : run.summary
-        ? `done: ${run.summary.steps} steps, ${run.summary.newtonIterations} Newton iterations in ${run.cpuSeconds.toFixed(1)} s; energy kept ${run.summary.energyKept.toFixed(3)}${run.summary.stopped ? ` (stopped: ${run.summary.stopped})` : ''}`
+        ? `done: ${run.summary.steps} steps, ${run.summary.newtonIterations} Newton iterations in ${run.summary.wallSeconds.toFixed(1)} s; energy kept ${run.summary.energyKept.toFixed(3)}${run.summary.stopped ? ` (stopped: ${run.summary.stopped})` : ''}`
         : `computing step ${Math.max(0, done)} / ${steps} (${(simulated / Math.max(seconds, 1e-3)).toFixed(2)}× real time)`;
     show(player.time);
   });
@@ -244,7 +242,7 @@ async function run(start: StartMessage): Promise<void> {
     player.pause();
     player.seek(t);
   });
-  current = { start, ready: null, metrics: new MetricsSeries(), frames: [], drawing: null, plots, summary: null, cpuSeconds: 0, error: null, startedAt: performance.now(), shown: -1 };
+  current = { start, ready: null, metrics: new MetricsSeries(), frames: [], drawing: null, plots, summary: null, error: null, startedAt: performance.now(), shown: -1 };
   note.textContent = `${catalog?.scenes.find((s) => s.name === start.scene)?.note ?? ''}. Computed in this tab by vivace's TypeScript core in a Web Worker, played as it computes.`;
   player.seek(0);
   player.play();

@@ -52,7 +52,6 @@ export interface FrameMessage {
 export interface DoneMessage {
   type: 'done';
   summary: RunSummary;
-  cpuSeconds: number;
 }
 
 export interface ErrorMessage {

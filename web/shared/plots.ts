@@ -73,7 +73,9 @@ export class RunPlots {
     const alpha = gaps(m.columns.alpha);
     this.alpha!.setData([x, alpha], this.range === null);
     if (this.range) this.setTimeRange(this.range);
-    this.note.textContent = alpha.every((a) => a === null) && m.length > 1 ? 'alpha: this integrator has none' : '';
+    const none = alpha.every((a) => a === null) && m.length > 1;
+    this.note.textContent = none ? 'alpha: this integrator has none' : '';
+    this.alpha!.root.style.display = none ? 'none' : '';
     this.setTime(this.time);
   }
 

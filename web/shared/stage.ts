@@ -187,19 +187,29 @@ export class Stage {
     this.requestRender();
   }
 
-  /** Points the camera at the box from the front right, above. */
+  /** Points the camera at the box from the front right, a little above, so that the box fills a viewport. */
   frame(box: THREE.Box3): void {
     const centre = box.getCenter(new THREE.Vector3());
     const radius = Math.max(box.getSize(new THREE.Vector3()).length() / 2, 1e-3);
-    const fov = (this.camera.fov * Math.PI) / 180;
-    const distance = (radius / Math.sin(fov / 2)) * 0.9;
+    const vertical = (this.camera.fov * Math.PI) / 180;
+    const horizontal = 2 * Math.atan(Math.tan(vertical / 2) * this.viewportAspect());
+    const distance = (radius / Math.sin(Math.min(vertical, horizontal) / 2)) * 1.15;
     this.controls.target.copy(centre);
-    this.camera.position.copy(centre).add(new THREE.Vector3(0.55, 0.35, 1).normalize().multiplyScalar(distance));
+    this.camera.position.copy(centre).add(new THREE.Vector3(0.5, 0.28, 1).normalize().multiplyScalar(distance));
     this.camera.near = distance / 1000;
     this.camera.far = distance * 100;
     this.camera.updateProjectionMatrix();
     this.controls.update();
     this.requestRender();
+  }
+
+  private columns(): number {
+    return this.layout === 'overlay' ? 1 : Math.max(1, this.runs.length);
+  }
+
+  private viewportAspect(): number {
+    const { width, height } = this.size();
+    return width / this.columns() / Math.max(1, height);
   }
 
   requestRender(): void {
@@ -214,9 +224,9 @@ export class Stage {
   /** Renders now (the page's frame loop and the tests call this directly). */
   render(): void {
     const { width, height } = this.size();
-    const columns = this.layout === 'overlay' ? 1 : Math.max(1, this.runs.length);
+    const columns = this.columns();
     const w = Math.floor(width / columns);
-    this.camera.aspect = w / Math.max(1, height);
+    this.camera.aspect = this.viewportAspect();
     this.camera.updateProjectionMatrix();
     for (let c = 0; c < columns; c++) {
       this.runs.forEach((r, i) => (r.root.visible = this.layout === 'overlay' || i === c));
@@ -238,8 +248,7 @@ export class Stage {
   }
 
   private placeLabels(): void {
-    const columns = this.layout === 'overlay' ? 1 : Math.max(1, this.runs.length);
-    const w = this.size().width / columns;
+    const w = this.size().width / this.columns();
     this.labels.forEach((el, i) => {
       const overlay = this.layout === 'overlay';
       el.style.left = `${overlay ? 8 : i * w + 8}px`;

@@ -14,18 +14,7 @@ import { Player } from '../shared/player.js';
 import { RunPlots } from '../shared/plots.js';
 import { RunDrawing, Stage, type Layout, type PlaneObstacle } from '../shared/stage.js';
 import '../shared/style.css';
-
-/** What /api/runs says of a run (src/viewer/run-folders.ts, RunListing). */
-interface RunListing {
-  id: string;
-  label: string;
-  comparison: string | null;
-  frames: number;
-  metricsBytes: number;
-  done: boolean;
-  frameSeconds: number | null;
-  summary: { scene?: string; integrator?: string; stopped?: string | null; effectiveScene?: { obstacles?: { type: string; name?: string; point?: number[]; normal?: number[] }[] } } | null;
-}
+import type { RunListing } from '../../src/viewer/listing.js';
 
 class Run {
   listing: RunListing;
@@ -210,16 +199,16 @@ function planesOf(runList: Run[]): PlaneObstacle[] | null {
     if (obstacles) {
       return obstacles
         .filter((o) => o.type === 'plane')
-        .map((o) => ({ name: o.name ?? 'plane', point: (o.point ?? [0, 0, 0]) as PlaneObstacle['point'], normal: (o.normal ?? [0, 1, 0]) as PlaneObstacle['normal'] }));
+        .map((o) => ({ name: o.name ?? 'plane', point: o.point ?? [0, 0, 0], normal: o.normal ?? [0, 1, 0] }));
     }
   }
   return null;
 }
 
-/** Frames the camera on frame 0 of every run and the planes. */
+/** Frames the camera on every loaded frame of every run (the whole motion once loaded) and the planes under them. */
 function frameCamera(): void {
   const box = new THREE.Box3();
-  for (const r of runs) if (r.drawing && r.frames[0]) box.union(r.drawing.measure(r.frames[0]));
+  for (const r of runs) for (const p of r.frames) if (r.drawing && p) box.union(r.drawing.measure(p));
   if (box.isEmpty()) return;
   const planes = planesOf(runs) ?? [{ name: 'reference', point: [0, 0, 0], normal: [0, 1, 0] }];
   const size = box.getSize(new THREE.Vector3()).length();
