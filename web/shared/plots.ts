@@ -33,6 +33,7 @@ export class RunPlots {
     parent: HTMLElement,
     title: string,
     private readonly onScrub: (t: number) => void,
+    private readonly heights = { energy: 170, alpha: 100 },
   ) {
     this.element = document.createElement('div');
     this.element.className = 'run-plots';
@@ -64,9 +65,9 @@ export class RunPlots {
     const x = m.columns.t;
     if (!this.energy) {
       const curves = ENERGY_CURVES.filter((c) => c.name !== 'contact' || m.present.has('contact'));
-      this.energy = this.makePlot('energy (J)', curves.map((c) => ({ label: c.label, stroke: CURVE_COLOURS[c.name as keyof typeof CURVE_COLOURS], width: c.width ?? 1.25, dash: c.dash })), width, 170);
+      this.energy = this.makePlot('energy (J)', curves.map((c) => ({ label: c.label, stroke: CURVE_COLOURS[c.name as keyof typeof CURVE_COLOURS], width: c.width ?? 1.25, dash: c.dash })), width, this.heights.energy);
       (this.energy as uPlot & { curves?: SeriesName[] }).curves = curves.map((c) => c.name);
-      this.alpha = this.makePlot('alpha', [{ label: 'alpha', stroke: CURVE_COLOURS.alpha, width: 1.25 }], width, 100);
+      this.alpha = this.makePlot('alpha', [{ label: 'alpha', stroke: CURVE_COLOURS.alpha, width: 1.25 }], width, this.heights.alpha);
     }
     const names = (this.energy as uPlot & { curves: SeriesName[] }).curves;
     this.energy.setData([x, ...names.map((n) => gaps(m.columns[n]))], this.range === null);

@@ -19,6 +19,8 @@ import type { RunListing } from '../../src/viewer/listing.js';
 class Run {
   listing: RunListing;
   readonly metrics = new MetricsSeries();
+  /** Size of metrics.csv when last read (a trailing partial line is read again once the file grows). */
+  metricsSeen = 0;
   /** Positions per frame (undefined until loaded) and the time of each frame when a frame tells it. */
   readonly frames: (Float32Array | undefined)[] = [];
   readonly frameTimes: (number | undefined)[] = [];
@@ -188,9 +190,11 @@ function pumpFrames(): void {
 }
 
 async function loadMetrics(run: Run): Promise<void> {
-  if (run.metrics.bytes >= run.listing.metricsBytes) return;
+  const size = run.listing.metricsBytes;
+  if (size <= run.metricsSeen) return;
   const { status: code, text } = await fetchText(`runs/${encodeURIComponent(run.listing.id)}/metrics.csv`, { Range: `bytes=${run.metrics.bytes}-` });
   if (code === 206 || (code === 200 && run.metrics.bytes === 0)) run.metrics.push(text);
+  run.metricsSeen = size;
 }
 
 function planesOf(runList: Run[]): PlaneObstacle[] | null {
@@ -219,7 +223,7 @@ function frameCamera(): void {
     box.expandByPoint(centre.clone().sub(n.multiplyScalar(centre.clone().sub(new THREE.Vector3(...p.point)).dot(n))));
   }
   const extent = Math.max(box.getSize(new THREE.Vector3()).length(), size);
-  for (const r of runs) r.drawing?.setParticleRadius(Math.max(extent * 0.015, 1e-4));
+  for (const r of runs) r.drawing?.setParticleRadius(Math.max(extent * 0.025, 1e-4));
   stage.setPlanes(planes, box.getCenter(new THREE.Vector3()), extent * 1.6);
   stage.frame(box);
   framed = true;
@@ -252,7 +256,7 @@ async function poll(): Promise<void> {
       run.plots = new RunPlots(plotsRow, run.title(), (t) => {
         player.pause();
         player.seek(t);
-      });
+      }, renderMode ? fitPlotHeights() : undefined);
       changed = true;
     }
     const wasDone = run.listing.done;
@@ -283,6 +287,12 @@ async function poll(): Promise<void> {
   if (growing()) pollTimer = window.setTimeout(() => void poll().catch(reportError), 1000);
 }
 
+/** For a rendered movie the plots share the image with the 3D view: heights from what the view leaves. */
+function fitPlotHeights(): { energy: number; alpha: number } {
+  const left = window.innerHeight - document.getElementById('stage')!.clientHeight - 100;
+  return { energy: Math.max(60, Math.round(0.62 * left)), alpha: Math.max(40, Math.round(0.38 * left)) };
+}
+
 function reportError(err: unknown): void {
   status.textContent = `error: ${(err as Error)?.message ?? String(err)}`;
 }
@@ -292,7 +302,7 @@ window.addEventListener('resize', () => runs.forEach((r) => r.plots?.resize()));
 /** Resolves once every frame and row present has been read (a run in progress: what is there now). */
 async function settled(): Promise<void> {
   for (;;) {
-    const complete = runs.length > 0 && runs.every((r) => r.drawing && r.frames.filter(Boolean).length >= r.listing.frames && r.metrics.bytes >= r.listing.metricsBytes);
+    const complete = runs.length > 0 && runs.every((r) => (r.drawing || r.listing.frames === 0) && r.frames.filter(Boolean).length >= r.listing.frames && r.metricsSeen >= r.listing.metricsBytes);
     if (complete) return;
     await new Promise((done) => setTimeout(done, 50));
   }
