@@ -7,6 +7,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import { chromiumMissingMessage, findChromium, launchChromium } from './chromium.js';
 import { pageDir } from './pages.js';
 import { RunCatalog } from './run-folders.js';
@@ -25,6 +26,8 @@ export interface RenderOptions {
   layout: 'side-by-side' | 'overlay';
   plots: boolean;
   chromium?: string;
+  /** A Chromium already running (left open); else one is started for the render and closed after. */
+  browser?: Browser;
   /** Called after each captured frame. */
   progress?: (done: number, total: number) => void;
 }
@@ -54,15 +57,17 @@ export async function renderRuns(options: RenderOptions): Promise<RenderResult> 
   const video = wantsVideo && hasFfmpeg();
   const pngDir = wantsVideo ? join(dirname(options.out), `${basename(options.out, extname(options.out))}-png`) : options.out;
   if (!video) checkPngTarget(pngDir);
-  const executable = findChromium(options.chromium);
-  if (!executable) throw new RenderError(chromiumMissingMessage(options.chromium));
+  const executable = options.browser ? null : findChromium(options.chromium);
+  if (!options.browser && !executable) throw new RenderError(chromiumMissingMessage(options.chromium));
 
   const server = await startServer({ pageDir: pageDir('viewer'), runs: catalog });
-  const browser = await launchChromium(executable);
+  let browser: Browser | undefined;
+  let page: Page | undefined;
   const target = video ? options.out : pngDir;
   const partial = join(dirname(target), `.${basename(target)}.partial-${process.pid}`);
   try {
-    const page = await browser.newPage({ viewport: { width: options.width, height: options.height } });
+    browser = options.browser ?? (await launchChromium(executable!));
+    page = await browser.newPage({ viewport: { width: options.width, height: options.height } });
     const query = new URLSearchParams({ render: '1', layout: options.layout });
     if (!options.plots) query.set('noplots', '1');
     await page.goto(`${server.url}?${query}`);
@@ -100,7 +105,8 @@ export async function renderRuns(options: RenderOptions): Promise<RenderResult> 
   } finally {
     rmSync(partial, { recursive: true, force: true });
     rmSync(partial + extname(target), { force: true });
-    await browser.close().catch(() => undefined);
+    await page?.close().catch(() => undefined);
+    if (!options.browser) await browser?.close().catch(() => undefined);
     await server.close();
   }
 }
