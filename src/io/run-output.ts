@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import type { Model } from '../model/model.js';
 import type { Scene } from '../scene/schema.js';
 import type { RunSummary, StepRecord } from '../sim/records.js';
+import { frameGeometry } from '../sim/frame-geometry.js';
 import type { RunObserver, RunOptions } from '../sim/simulate.js';
 import { writeFileAtomic, writeObj } from './mesh-files.js';
 import { linePlotSvg } from './plot.js';
@@ -369,24 +370,3 @@ function jsonNumbers(_key: string, value: unknown): unknown {
 function uniqueTermNames(model: Model): string[] {
   return [...new Set(model.terms.map((t) => t.name))];
 }
-
-/** The nodes a frame shows (surface nodes and nodes of no tet, i.e. particles) and the surface renumbered to them. */
-function frameGeometry(model: Model): { nodes: Uint32Array; triangles: Uint32Array } {
-  const n = model.nNodes;
-  const inTet = new Uint8Array(n);
-  for (const body of model.bodies) for (let k = 0; k < body.tets.length; k++) inTet[body.tets[k]] = 1;
-  const shown = new Uint8Array(n);
-  for (let k = 0; k < model.surface.length; k++) shown[model.surface[k]] = 1;
-  for (let i = 0; i < n; i++) if (!inTet[i]) shown[i] = 1;
-  const slot = new Int32Array(n).fill(-1);
-  const nodes: number[] = [];
-  for (let i = 0; i < n; i++) {
-    if (!shown[i]) continue;
-    slot[i] = nodes.length;
-    nodes.push(i);
-  }
-  const triangles = new Uint32Array(model.surface.length);
-  for (let k = 0; k < triangles.length; k++) triangles[k] = slot[model.surface[k]];
-  return { nodes: Uint32Array.from(nodes), triangles };
-}
-

@@ -9,7 +9,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DecayPiece, EnergyTargetOptions } from '../integrators/energy-target.js';
 import type { IntegratorParams } from '../integrators/integrator.js';
 import { checkParams, findIntegrator, integratorNames } from '../integrators/registry.js';
 import { LINEAR_SOLVER_NAMES, type LinearSolverName } from '../math/linear-solver.js';
@@ -17,7 +16,6 @@ import type { TetMesh } from '../mesh/tet-mesh.js';
 import type { MeshResolver } from '../scene/build.js';
 import { parseScene, SceneError, type Scene } from '../scene/schema.js';
 import { findParametricScene, formatSceneParams, makeParametricScene, parametricSceneNames, SceneParamError, type SceneParameter, type SceneParams } from '../scene/parametric.js';
-import type { RunOptions } from '../sim/simulate.js';
 import { MeshFileError, readTetMesh, readTetgen, tetgenPaths } from './mesh-files.js';
 
 /** Root of the package (where scenes/ and data/ live), found from this module so the CWD does not matter. */
@@ -393,34 +391,4 @@ export function checkSceneParams(scene: Scene, source = 'scene'): void {
   }
 }
 
-export interface RunOptionOverrides {
-  /** Stop as unstable when |H| exceeds this multiple of the initial energy scale (default 1e3). */
-  blowUpFactor?: number;
-  /** Name in summaries (default scene.name). */
-  sceneName?: string;
-}
-
-/** The simulate() options of a validated scene. */
-export function toRunOptions(scene: Scene, overrides: RunOptionOverrides = {}): RunOptions {
-  return {
-    sceneName: overrides.sceneName ?? scene.name,
-    integrator: scene.integrator.name,
-    params: { ...scene.integrator.params },
-    h: scene.dt,
-    duration: scene.duration,
-    frameRate: scene.frameRate,
-    solver: { ...scene.solver },
-    rayleigh: scene.damping.rayleigh,
-    energy: energyTargetOptions(scene),
-    blowUpFactor: overrides.blowUpFactor ?? 1e3,
-  };
-}
-
-/** A schedule, when given, wins over tau/decayStart; neither means conserve the energy. */
-function energyTargetOptions(scene: Scene): EnergyTargetOptions {
-  const e = scene.energy;
-  let decay: DecayPiece[] = [];
-  if (e.schedule.length > 0) decay = e.schedule.map((p) => ({ from: p.from, tau: p.tau }));
-  else if (e.tau !== undefined) decay = [{ from: e.decayStart, tau: e.tau }];
-  return { scale: e.scale, ground: e.ground, decay };
-}
+export { toRunOptions, type RunOptionOverrides } from '../scene/run-options.js';

@@ -1,0 +1,2 @@
+// Style sheets imported for esbuild to bundle beside the page's script.
+declare module '*.css';
