@@ -105,6 +105,16 @@ export interface RunResult {
   state: IntegratorState;
 }
 
+/** Which energies of a record are not finite (with a likely cause), for the message that refuses such a start. */
+function nonFiniteParts(r: StepRecord): string {
+  const parts: string[] = [];
+  if (!Number.isFinite(r.kinetic)) parts.push(`kinetic ${r.kinetic} (velocities or masses too large?)`);
+  for (const [name, e] of r.potentials) {
+    if (!Number.isFinite(e)) parts.push(`potential '${name}' ${e} (${name === 'elastic' ? 'an inverted element, or ' : ''}coordinates or parameters too large?)`);
+  }
+  return parts.length > 0 ? parts.join(', ') : `total ${r.total}`;
+}
+
 /** Runs the time loop: integrator steps, energy target, metrics records and frames. Pure: no I/O here. */
 export function simulate(model: Model, opts: RunOptions, observer: RunObserver = {}): RunResult {
   if (!(opts.h > 0) || !Number.isFinite(opts.h)) throw new Error(`time step must be a positive number (got ${opts.h})`);
@@ -197,7 +207,7 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
     target.restore(resume.target);
   } else {
     target.reset(current.total);
-    if (!Number.isFinite(current.total)) throw new Error('the initial state has a non-finite energy (inverted element in the initial positions?)');
+    if (!Number.isFinite(current.total)) throw new Error(`the initial state has a non-finite energy: ${nonFiniteParts(current)}`);
   }
   current.target = target.value;
   if (!resume) {
