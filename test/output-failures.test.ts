@@ -44,20 +44,27 @@ test('checkOutputDir refuses /proc, /sys and paths under a file, creating nothin
   assert.deepEqual(makeDirs(fresh), [], 'an existing folder is left as it is');
 });
 
-test('a start that cannot write metrics.csv (the disk filled up after the check) exits 2 and leaves no folder behind', async () => {
-  const out = join(tmp, 'start-fails', 'out');
-  const writeSync = fs.writeSync;
-  fs.writeSync = (() => {
-    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-  }) as typeof fs.writeSync;
+const ENOSPC = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+
+/** Runs the CLI with fs.writeSync replaced by `fake` (given the real one), as every module importing it sees it. */
+async function cliWithWriteSync(fake: (real: typeof fs.writeSync) => typeof fs.writeSync, ...argv: string[]) {
+  const real = fs.writeSync;
+  fs.writeSync = fake(real);
   syncBuiltinESMExports();
-  let r;
   try {
-    r = await cli('run', 'oscillator', '--duration', '0.2', '--out', out);
+    return await cli(...argv);
   } finally {
-    fs.writeSync = writeSync;
+    fs.writeSync = real;
     syncBuiltinESMExports();
   }
+}
+
+test('a start that cannot write metrics.csv (the disk filled up after the check) exits 2 and leaves no folder behind', async () => {
+  const out = join(tmp, 'start-fails', 'out');
+  const failing = (() => {
+    throw ENOSPC();
+  }) as typeof fs.writeSync;
+  const r = await cliWithWriteSync(() => failing, 'run', 'oscillator', '--duration', '0.2', '--out', out);
   assert.equal(r.code, 2, r.err);
   assert.match(r.err, /cannot write \S*start-fails\/out\/metrics\.csv: no space left on the device \(ENOSPC\)/);
   assert.equal(existsSync(join(tmp, 'start-fails')), false, 'the folders the run created are removed again');
@@ -65,27 +72,20 @@ test('a start that cannot write metrics.csv (the disk filled up after the check)
 
 test('metrics.csv that cannot be written to the end (a short write, then ENOSPC): exit 1 naming it, cut back to whole rows', async () => {
   const out = join(tmp, 'short-write');
-  const writeSync = fs.writeSync;
   let calls = 0;
   let metricsFd: number | undefined;
   // metrics.csv (the first file written): the header goes through; the rows' chunk is written in part, then the
   // disk is full. Other files (frames) are written as usual.
-  fs.writeSync = ((fd: number, buffer: Uint8Array, offset?: number, length?: number, ...rest: unknown[]) => {
-    metricsFd ??= fd;
-    if (fd !== metricsFd) return (writeSync as (...a: unknown[]) => number)(fd, buffer, offset, length, ...rest);
-    calls++;
-    if (calls === 1) return writeSync(fd, buffer, offset, length);
-    if (calls === 2) return writeSync(fd, buffer, offset, Math.floor((length ?? buffer.length) / 2));
-    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-  }) as typeof fs.writeSync;
-  syncBuiltinESMExports();
-  let r;
-  try {
-    r = await cli('run', 'oscillator', '--duration', '1', '--out', out);
-  } finally {
-    fs.writeSync = writeSync;
-    syncBuiltinESMExports();
-  }
+  const shortThenFull = (real: typeof fs.writeSync) =>
+    ((fd: number, buffer: Uint8Array, offset?: number, length?: number, ...rest: unknown[]) => {
+      metricsFd ??= fd;
+      if (fd !== metricsFd) return (real as (...a: unknown[]) => number)(fd, buffer, offset, length, ...rest);
+      calls++;
+      if (calls === 1) return real(fd, buffer, offset, length);
+      if (calls === 2) return real(fd, buffer, offset, Math.floor((length ?? buffer.length) / 2));
+      throw ENOSPC();
+    }) as typeof fs.writeSync;
+  const r = await cliWithWriteSync(shortThenFull, 'run', 'oscillator', '--duration', '1', '--out', out);
   assert.equal(r.code, 1, r.err);
   assert.match(r.err, /cannot write \S*short-write\/metrics\.csv: no space left on the device \(ENOSPC\); the run stopped after step 10: .*metrics\.csv keeps only its header, frames\/ 11 frames/);
   assert.ok(calls >= 3, 'the short write was followed by another try');
