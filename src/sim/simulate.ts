@@ -115,6 +115,16 @@ export const INTERRUPTED = 'interrupted';
 /** How many step numbers RunSummary.newtonLimitFirstSteps lists. */
 export const NEWTON_LIMIT_STEPS_LISTED = 10;
 
+/** Which energies of a record are not finite (with a likely cause), for the message that refuses such a start. */
+function nonFiniteParts(r: StepRecord): string {
+  const parts: string[] = [];
+  if (!Number.isFinite(r.kinetic)) parts.push(`kinetic ${r.kinetic} (velocities or masses too large?)`);
+  for (const [name, e] of r.potentials) {
+    if (!Number.isFinite(e)) parts.push(`potential '${name}' ${e} (${name === 'elastic' ? 'an inverted element, or ' : ''}coordinates or parameters too large?)`);
+  }
+  return parts.length > 0 ? parts.join(', ') : `total ${r.total}`;
+}
+
 /** Runs the time loop to its end: integrator steps, energy target, metrics records and frames. Pure: no I/O here. */
 export function simulate(model: Model, opts: RunOptions, observer: RunObserver = {}): RunResult {
   const run = simulateSteps(model, opts, observer);
@@ -221,7 +231,7 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
     target.restore(resume.target);
   } else {
     target.reset(current.total);
-    if (!Number.isFinite(current.total)) throw new Error('the initial state has a non-finite energy (inverted element in the initial positions?)');
+    if (!Number.isFinite(current.total)) throw new Error(`the initial state has a non-finite energy: ${nonFiniteParts(current)}`);
   }
   current.target = target.value;
   if (!resume) {
