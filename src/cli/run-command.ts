@@ -78,7 +78,7 @@ function readOnceMeshes(baseDir: string): MeshResolver {
 
 /** The work limits the flags ask for: the defaults, --max-steps, or none with --allow-large. */
 function workLimits(flags: WorkFlags): WorkLimits {
-  if (flags.allowLarge) return { steps: Infinity, memoryBytes: Infinity, outputBytes: Infinity };
+  if (flags.allowLarge) return { steps: Infinity, memoryBytes: Infinity, outputBytes: Infinity, bodies: Infinity };
   return { ...WORK_LIMITS, steps: flags.maxSteps ?? WORK_LIMITS.steps };
 }
 
