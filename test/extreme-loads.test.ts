@@ -14,7 +14,7 @@ import { simulate } from '../src/sim/simulate.js';
  */
 function fastBoxScene(name: string, load: { speed?: number; gravity?: number }, steps: number) {
   return parseScene({
-    name: name.replace(/[^A-Za-z0-9._-]+/g, "-"),
+    name: name.replace(/[^A-Za-z0-9._-]+/g, '-'),
     duration: steps / 120,
     dt: 1 / 120,
     gravity: [0, -(load.gravity ?? 9.8), 0],
