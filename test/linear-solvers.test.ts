@@ -10,6 +10,7 @@ import {
   eliminationTree,
   graphFromPattern,
   inversePermutation,
+  type NodeGraph,
   nestedDissection,
   postorder,
   rateOrdering,
@@ -276,9 +277,8 @@ test('orderings are permutations; column counts match a dense symbolic factoriza
   }
 });
 
-test('on a 3D tet mesh nested dissection beats AMD, and AMD beats the natural order', () => {
-  // node graph of a 12^3-node grid of cubes split into 6 tets each (the benchmark meshes' structure)
-  const nx = 12;
+/** Node graph of a grid of nx^3 nodes, each cube split into 6 tets (the benchmark meshes' structure). */
+function tetGridGraph(nx: number): NodeGraph {
   const id = (i: number, j: number, k: number): number => i + nx * (j + nx * k);
   const builder = new PatternBuilder(nx ** 3);
   for (let k = 0; k + 1 < nx; k++)
@@ -293,7 +293,11 @@ test('on a 3D tet mesh nested dissection beats AMD, and AMD beats the natural or
           }
           builder.addClique(tet);
         }
-  const g = graphFromPattern(builder.build());
+  return graphFromPattern(builder.build());
+}
+
+test('on a 3D tet mesh nested dissection beats AMD, and AMD beats the natural order', () => {
+  const g = tetGridGraph(12);
   const natural = Int32Array.from({ length: g.n }, (_, i) => i);
   const nat = rateOrdering(g, natural);
   const amd = rateOrdering(g, approximateMinimumDegree(g));
@@ -310,6 +314,48 @@ test('nested dissection handles disconnected graphs', () => {
   const g = graphFromPattern(b.build());
   assert.ok(isPermutation(nestedDissection(g, { leafSize: 10 }), 300));
   assert.ok(isPermutation(approximateMinimumDegree(g), 300));
+});
+
+/** Exact minimum degree by dense elimination (smallest true degree first, ties to the lowest node): the reference. */
+function exactMinimumDegree(g: NodeGraph): Int32Array {
+  const n = g.n;
+  const adj = Array.from({ length: n }, (_, v) => new Set(g.adj.subarray(g.xadj[v], g.xadj[v + 1])));
+  const done = new Uint8Array(n);
+  const perm = new Int32Array(n);
+  for (let k = 0; k < n; k++) {
+    let p = -1;
+    for (let v = 0; v < n; v++) if (!done[v] && (p < 0 || adj[v].size < adj[p].size)) p = v;
+    perm[k] = p;
+    done[p] = 1;
+    const neighbours = [...adj[p]];
+    for (const a of neighbours) {
+      adj[a].delete(p);
+      for (const b of neighbours) if (a !== b) adj[a].add(b);
+    }
+  }
+  return perm;
+}
+
+test('AMD: no fill on a tree, and within 2% of exact minimum degree on meshes', () => {
+  const rand = rng(31);
+  const tree = new PatternBuilder(200);
+  for (let i = 1; i < 200; i++) tree.addClique([i, Math.floor(rand() * i)]);
+  const treeGraph = graphFromPattern(tree.build());
+  const treeFill = rateOrdering(treeGraph, approximateMinimumDegree(treeGraph));
+  assert.equal(treeFill.nnzL, 9 * (200 + 199) - 3 * 200, 'L of a tree has the pattern of A'); // 3x3 blocks, lower half of the diagonal ones
+  const grid2d = new PatternBuilder(15 * 15);
+  for (let j = 0; j < 15; j++)
+    for (let i = 0; i < 15; i++) {
+      if (i + 1 < 15) grid2d.addClique([i + 15 * j, i + 1 + 15 * j]);
+      if (j + 1 < 15) grid2d.addClique([i + 15 * j, i + 15 * (j + 1)]);
+    }
+  for (const [name, g] of [['2D grid', graphFromPattern(grid2d.build())], ['tet grid', tetGridGraph(6)]] as const) {
+    const amd = approximateMinimumDegree(g);
+    assert.ok(isPermutation(amd, g.n));
+    const ours = rateOrdering(g, amd);
+    const exact = rateOrdering(g, exactMinimumDegree(g));
+    assert.ok(ours.nnzL <= 1.02 * exact.nnzL, `${name}: AMD nnz(L) ${ours.nnzL}, exact minimum degree ${exact.nnzL}`);
+  }
 });
 
 test('supernodes: a node is never split, row structures match the column counts', () => {
