@@ -21,7 +21,8 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadScene, meshResolver } from '../src/io/scene-files.js';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
-import { analyzeLdlt, LdltSolver } from '../src/math/ldlt.js';
+import { analyzeLdlt, factorBytes, LdltSolver } from '../src/math/ldlt.js';
+import { withinLimits } from '../src/math/linear-solver.js';
 import { PcgSolver } from '../src/math/pcg.js';
 import { buildModel } from '../src/scene/build.js';
 
@@ -306,6 +307,7 @@ function main(): void {
       .join('; ');
     console.log(`ldlt (${ldlt.kernelKind} kernel): ordering ${sym.ordering} [${est}], ${sym.supernodes} supernodes, ` +
       `largest front ${sym.maxFront}, stored L ${(sym.storedL / 1e6).toFixed(2)}M, residual ${residual.toExponential(1)}`);
+    console.log(`  factor memory ${(factorBytes(sym) / 2 ** 30).toFixed(2)} GiB: solver 'auto' picks ${withinLimits(sym) ? 'ldlt-lagged' : 'pcg'}`);
     console.log(`  analysis (cold) ${coldAnalyzeMs.toFixed(0)} ms, warm ${warmAnalyzeTimes.map((t) => t.toFixed(0)).join(' ')}; ` +
       `factor times (ms): ${factorTimes.map((t) => t.toFixed(1)).join(' ')}`);
     const analyzeMs = median(warmAnalyzeTimes);

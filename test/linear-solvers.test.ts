@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BsrMatrix, PatternBuilder, type BsrPattern } from '../src/math/bsr.js';
 import { createDenseKernel } from '../src/math/dense-kernel.js';
-import { analyzeLdlt, containsPattern, LdltSolver } from '../src/math/ldlt.js';
-import { createLinearSolver, type LinearSolver } from '../src/math/linear-solver.js';
+import { analyzeLdlt, containsPattern, factorBytes, LdltSolver } from '../src/math/ldlt.js';
+import { AutoLinearSolver, createLinearSolver, type LinearSolver } from '../src/math/linear-solver.js';
 import {
   approximateMinimumDegree,
   columnCounts,
@@ -277,8 +277,8 @@ test('orderings are permutations; column counts match a dense symbolic factoriza
   }
 });
 
-/** Node graph of a grid of nx^3 nodes, each cube split into 6 tets (the benchmark meshes' structure). */
-function tetGridGraph(nx: number): NodeGraph {
+/** Pattern of a grid of nx^3 nodes, each cube split into 6 tets (the benchmark meshes' structure). */
+function tetGridPattern(nx: number): BsrPattern {
   const id = (i: number, j: number, k: number): number => i + nx * (j + nx * k);
   const builder = new PatternBuilder(nx ** 3);
   for (let k = 0; k + 1 < nx; k++)
@@ -293,11 +293,11 @@ function tetGridGraph(nx: number): NodeGraph {
           }
           builder.addClique(tet);
         }
-  return graphFromPattern(builder.build());
+  return builder.build();
 }
 
 test('on a 3D tet mesh nested dissection beats AMD, and AMD beats the natural order', () => {
-  const g = tetGridGraph(12);
+  const g = graphFromPattern(tetGridPattern(12));
   const natural = Int32Array.from({ length: g.n }, (_, i) => i);
   const nat = rateOrdering(g, natural);
   const amd = rateOrdering(g, approximateMinimumDegree(g));
@@ -349,7 +349,7 @@ test('AMD: no fill on a tree, and within 2% of exact minimum degree on meshes', 
       if (i + 1 < 15) grid2d.addClique([i + 15 * j, i + 1 + 15 * j]);
       if (j + 1 < 15) grid2d.addClique([i + 15 * j, i + 15 * (j + 1)]);
     }
-  for (const [name, g] of [['2D grid', graphFromPattern(grid2d.build())], ['tet grid', tetGridGraph(6)]] as const) {
+  for (const [name, g] of [['2D grid', graphFromPattern(grid2d.build())], ['tet grid', graphFromPattern(tetGridPattern(6))]] as const) {
     const amd = approximateMinimumDegree(g);
     assert.ok(isPermutation(amd, g.n));
     const ours = rateOrdering(g, amd);
@@ -543,6 +543,35 @@ test('zero right-hand side gives x = 0 at once (both solvers)', () => {
 
 // ---------------------------------------------------------------------------------------------------------------
 // PCG
+
+test('auto: the lagged Cholesky while a factorization stays within the flop and memory limits, PCG beyond', () => {
+  const rand = rng(41);
+  const A = gridLaplacian(6, 5, 4, 0.05);
+  const sym = analyzeLdlt(A.pattern);
+  const within = new AutoLinearSolver({}, { maxFactorFlops: sym.flops, maxFactorBytes: factorBytes(sym) });
+  assertSolvesLikeDense(within, A, rand);
+  assert.equal(within.name, 'ldlt-lagged');
+  assert.equal(within.timing.factorizations, 1);
+  for (const limits of [{ maxFactorFlops: sym.flops - 1, maxFactorBytes: Infinity }, { maxFactorFlops: Infinity, maxFactorBytes: factorBytes(sym) - 1 }]) {
+    const beyond = new AutoLinearSolver({ tolerance: 1e-12 }, limits);
+    assertSolvesLikeDense(beyond, A, rand);
+    assert.equal(beyond.name, 'pcg', JSON.stringify(limits));
+  }
+  // a pattern that grew past the limits (contacts) switches to PCG for good
+  const grown = new PatternBuilder(A.pattern.n, A.pattern);
+  for (let i = 0; i + 40 < A.pattern.n; i += 7) grown.addClique([i, i + 40]);
+  const B = randomSpd(grown.build(), rand);
+  const switching = new AutoLinearSolver({ tolerance: 1e-12 }, { maxFactorFlops: sym.flops, maxFactorBytes: Infinity });
+  assertSolvesLikeDense(switching, A, rand);
+  assert.equal(switching.name, 'ldlt-lagged');
+  assertSolvesLikeDense(switching, B, rand);
+  assert.equal(switching.name, 'pcg');
+  assertSolvesLikeDense(switching, A, rand);
+  assert.equal(switching.name, 'pcg');
+  // the default limits: the bench's 10^3-cell cube factors, a 30^3-cell box (86k unknowns, ~150 GFlop) does not
+  assert.equal(new AutoLinearSolver().choose(tetGridPattern(11)), 'ldlt-lagged');
+  assert.equal(new AutoLinearSolver().choose(tetGridPattern(31)), 'pcg');
+});
 
 test('pcg (Jacobi and block Jacobi) agrees with ldlt on a Dirichlet grid Laplacian', () => {
   const rand = rng(4);

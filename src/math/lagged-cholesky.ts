@@ -12,8 +12,8 @@
  * lot from one Newton iteration to the next (a body landing in a pile: new contacts every iteration), attempts keep
  * failing, so after a failure the next 1, 2, 4, then 8 solves refactor at once, until an attempt succeeds again.
  */
-import type { BsrMatrix } from './bsr.js';
-import { LdltSolver } from './ldlt.js';
+import type { BsrMatrix, BsrPattern } from './bsr.js';
+import { LdltSolver, type LdltSymbolic } from './ldlt.js';
 import type { LinearSolveStats, LinearSolver, LinearSolverTiming } from './linear-solver.js';
 
 export interface LaggedCholeskyOptions {
@@ -58,6 +58,11 @@ export class LaggedCholeskySolver implements LinearSolver {
 
   get timing(): LinearSolverTiming {
     return this.direct.timing;
+  }
+
+  /** The symbolic analysis of a pattern, without factoring (see LdltSolver.plan). */
+  plan(pattern: BsrPattern): LdltSymbolic {
+    return this.direct.plan(pattern);
   }
 
   solve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats {

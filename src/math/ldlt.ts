@@ -290,10 +290,9 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
     updateSize[s] = superParent[s] >= 0 ? r * r : 0;
     stack += updateSize[s];
   }
-  // offsets index typed arrays (and WebAssembly memory, at most 2^29 doubles): keep them 32-bit integers
-  if (panelEnd[ns] + stackSize > 2 ** 29) {
-    const gib = ((panelEnd[ns] + stackSize) / 2 ** 27).toFixed(1);
-    throw new Error(`analyzeLdlt: the factor needs ${gib} GiB, more than the 4 GiB the dense kernel can address`);
+  // offsets index typed arrays: keep them 32-bit integers (the dense kernel's 4 GiB is checked when it allocates)
+  if (panelEnd[ns] + stackSize >= 2 ** 31) {
+    throw new Error(`analyzeLdlt: the factor needs ${((panelEnd[ns] + stackSize) / 2 ** 27).toFixed(1)} GiB, more than the dense kernel can address`);
   }
   const panelStart = Int32Array.from(panelEnd);
 
@@ -356,11 +355,18 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
   };
 }
 
+/** Bytes of kernel memory a factorization needs: the panels, the solve vectors, the update stack and the index maps. */
+export function factorBytes(sym: LdltSymbolic): number {
+  return 8 * (sym.factorSize + 3 * sym.nodes + sym.maxFront + sym.stackSize) + 4 * sym.relIndex.length;
+}
+
 /** Supernodal Cholesky solver with symbolic reuse across calls on the same pattern. */
 export class LdltSolver implements LinearSolver {
   readonly name = 'ldlt' as const;
   readonly timing: LinearSolverTiming = { analyzeMs: 0, factorMs: 0, solveMs: 0, analyses: 0, factorizations: 0, solves: 0 };
   private symbolic: LdltSymbolic | null = null;
+  /** The analysis the kernel memory is laid out for. */
+  private allocatedFor: LdltSymbolic | null = null;
   /**
    * Kernel memory: ints = the relative indices; data = the factor panels, then the solve vector (3n), a scratch
    * vector (largest front) and the stack of update matrices.
@@ -392,8 +398,34 @@ export class LdltSolver implements LinearSolver {
     return this.symbolic;
   }
 
-  /** Runs (or reuses) the symbolic analysis of a pattern. */
+  /** Runs (or reuses) the symbolic analysis of a pattern and sizes the kernel memory for it. */
   analyze(pattern: BsrPattern): LdltSymbolic {
+    const sym = this.plan(pattern);
+    if (this.allocatedFor === sym) return sym;
+    const t0 = performance.now();
+    const bytes = factorBytes(sym);
+    if (bytes > 2 ** 32) {
+      throw new Error(`LdltSolver: the factor needs ${(bytes / 2 ** 30).toFixed(1)} GiB, more than the 4 GiB the dense kernel can address`);
+    }
+    this.solveBase = sym.factorSize;
+    this.scratchBase = this.solveBase + 3 * sym.nodes;
+    this.stackBase = this.scratchBase + sym.maxFront;
+    this.kernel.allocate(sym.relIndex.length, this.stackBase + sym.stackSize);
+    this.kernel.ints.set(sym.relIndex);
+    if (this.stackOwner.length < sym.supernodes) {
+      this.stackOwner = new Int32Array(sym.supernodes);
+      this.stackOffset = new Int32Array(sym.supernodes);
+    }
+    this.allocatedFor = sym;
+    this.timing.analyzeMs += performance.now() - t0;
+    return sym;
+  }
+
+  /**
+   * The symbolic analysis of a pattern (reused while the pattern stays), without allocating the factor: its
+   * predicted flops and memory can decide whether to factor at all (see AutoLinearSolver).
+   */
+  plan(pattern: BsrPattern): LdltSymbolic {
     if (this.symbolic && this.symbolic.patternId === pattern.id) return this.symbolic;
     const t0 = performance.now();
     // A changed pattern of the same system (contacts came or went) keeps the ordering method that won on the
@@ -416,15 +448,6 @@ export class LdltSolver implements LinearSolver {
     this.previousPattern = pattern;
     this.symbolic = sym;
     this.factored = false;
-    this.solveBase = sym.factorSize;
-    this.scratchBase = this.solveBase + 3 * sym.nodes;
-    this.stackBase = this.scratchBase + sym.maxFront;
-    this.kernel.allocate(sym.relIndex.length, this.stackBase + sym.stackSize);
-    this.kernel.ints.set(sym.relIndex);
-    if (this.stackOwner.length < sym.supernodes) {
-      this.stackOwner = new Int32Array(sym.supernodes);
-      this.stackOffset = new Int32Array(sym.supernodes);
-    }
     this.timing.analyzeMs += performance.now() - t0;
     this.timing.analyses++;
     return sym;
