@@ -193,16 +193,45 @@ test('dense kernels (WebAssembly SIMD and JS fallback) match naive loops', () =>
           }
       });
     }
-    // y -= A^T g
-    for (const [nr, nc] of [[1, 1], [2, 5], [7, 6], [9, 13]]) {
+    // mat-vecs of the solves: y[idx[i]] -= A_i . x (scatter) and out -= A^T y[idx] (gather), odd sizes and tails
+    for (const [nr, nc] of [[1, 1], [2, 5], [7, 6], [9, 13], [4, 1]]) {
       const sa = nc + 2;
       const a = 3;
-      const g = a + nr * sa + 1;
-      const y = g + nr + 1;
-      const total = y + nc + 4;
+      const x = a + nr * sa + 1;
+      const y = x + nc + 1;
+      const total = y + 3 * nr + 4;
+      const idx = Array.from({ length: nr }, (_, i) => (5 * i + 2) % (3 * nr)); // distinct, unordered
+      k.allocate(nr + 1, total);
+      k.ints.set(idx, 1);
+      check(`gemvScatter ${nr}x${nc}`, total, () => k.gemvScatter(a, sa, x, nr, nc, y, 1), (ref) => {
+        for (let i = 0; i < nr; i++) for (let q = 0; q < nc; q++) ref[y + idx[i]] -= ref[a + i * sa + q] * ref[x + q];
+      });
+      check(`gatherGemvTransposed ${nr}x${nc}`, total, () => k.gatherGemvTransposed(a, sa, y, 1, nr, nc, x), (ref) => {
+        for (let i = 0; i < nr; i++) for (let q = 0; q < nc; q++) ref[x + q] -= ref[a + i * sa + q] * ref[y + idx[i]];
+      });
+    }
+    // triangular solves with a row-major lower triangle (the upper side holds junk that must not be read)
+    for (const n of [1, 2, 3, 5, 8, 13]) {
+      const l = 2;
+      const y = l + n * n + 1;
+      const total = y + n + 2;
       k.allocate(0, total);
-      check(`gemvTransposed ${nr}x${nc}`, total, () => k.gemvTransposed(a, sa, g, y, nr, nc), (ref) => {
-        for (let i = 0; i < nr; i++) for (let q = 0; q < nc; q++) ref[y + q] -= ref[a + i * sa + q] * ref[g + i];
+      const fillTriangle = (): void => {
+        for (let i = 0; i < n; i++) k.data[l + i * n + i] = 2 + i; // a safe diagonal
+      };
+      check(`triangularSolve ${n}`, total, () => (fillTriangle(), k.triangularSolve(l, n, y)), (ref) => {
+        for (let i = 0; i < n; i++) ref[l + i * n + i] = 2 + i;
+        for (let j = 0; j < n; j++) {
+          for (let q = 0; q < j; q++) ref[y + j] -= ref[l + j * n + q] * ref[y + q];
+          ref[y + j] /= ref[l + j * n + j];
+        }
+      });
+      check(`triangularSolveTransposed ${n}`, total, () => (fillTriangle(), k.triangularSolveTransposed(l, n, y)), (ref) => {
+        for (let i = 0; i < n; i++) ref[l + i * n + i] = 2 + i;
+        for (let j = n - 1; j >= 0; j--) {
+          for (let q = j + 1; q < n; q++) ref[y + j] -= ref[l + q * n + j] * ref[y + q];
+          ref[y + j] /= ref[l + j * n + j];
+        }
       });
     }
     // column scaling and the finishing pass of a column pair, with a stride

@@ -7,8 +7,8 @@
  * in WebAssembly SIMD (f64x2) reaches about 6-8 GFlop/s, so the kernel is a tiny WebAssembly module written
  * byte by byte below (no toolchain needed), with the JS loops as a fallback where WebAssembly SIMD is missing.
  * The module also does the other loops of the factorization and solve that touch every entry: the multifrontal
- * extend-add (an indexed scatter), the column scaling of the panel factorization and the transposed mat-vec of
- * the backward solve. All data lives in the module's memory: callers keep their dense arrays in `data` and their
+ * extend-add (an indexed scatter), the column scaling of the panel factorization, and the triangular solves and
+ * scattering / gathering mat-vecs of the forward and backward substitutions. All data lives in the module's memory: callers keep their dense arrays in `data` and their
  * index maps in `ints`, and take both again after `allocate`, since growing replaces them.
  */
 
@@ -33,8 +33,23 @@ export interface DenseKernel {
    * parent's own r x r update matrix).
    */
   extendAdd(src: number, rc: number, rel: number, panel: number, upd: number, k: number, r: number): void;
-  /** For q < nc: data[y + q] -= sum_{i < nr} data[a + i*sa + q] * data[g + i]  (y -= A^T g). */
-  gemvTransposed(a: number, sa: number, g: number, y: number, nr: number, nc: number): void;
+  /**
+   * Forward substitution with the lower triangle of a k x k row-major block (stride k) at l: y = L^-1 y, y being
+   * data[y ... y + k).
+   */
+  triangularSolve(l: number, k: number, y: number): void;
+  /** Backward substitution with the same block transposed: y = L^-T y. */
+  triangularSolveTransposed(l: number, k: number, y: number): void;
+  /**
+   * For i < nr: data[y + ints[idx + i]] -= sum_{q < nc} data[a + i*sa + q] * data[x + q]  (a mat-vec whose rows
+   * land on scattered entries: the forward solve's update of the rows below a supernode).
+   */
+  gemvScatter(a: number, sa: number, x: number, nr: number, nc: number, y: number, idx: number): void;
+  /**
+   * For q < nc: data[out + q] -= sum_{i < nr} data[a + i*sa + q] * data[y + ints[idx + i]]  (a transposed mat-vec
+   * on gathered entries: the backward solve's update from the rows below a supernode).
+   */
+  gatherGemvTransposed(a: number, sa: number, y: number, idx: number, nr: number, nc: number, out: number): void;
   /** data[x + i*stride] *= factor for i < count (a column of a row-major panel). */
   scaleStrided(x: number, stride: number, count: number, factor: number): void;
   /**
@@ -150,12 +165,44 @@ class JsKernel implements DenseKernel {
     }
   }
 
-  gemvTransposed(a: number, sa: number, g: number, y: number, nr: number, nc: number): void {
+  triangularSolve(l: number, k: number, y: number): void {
     const D = this.data;
+    for (let j = 0; j < k; j++) {
+      const row = l + j * k;
+      let sum = D[y + j];
+      for (let q = 0; q < j; q++) sum -= D[row + q] * D[y + q];
+      D[y + j] = sum / D[row + j];
+    }
+  }
+
+  triangularSolveTransposed(l: number, k: number, y: number): void {
+    const D = this.data;
+    for (let j = k - 1; j >= 0; j--) {
+      const row = l + j * k;
+      const yj = D[y + j] / D[row + j];
+      D[y + j] = yj;
+      for (let q = 0; q < j; q++) D[y + q] -= D[row + q] * yj;
+    }
+  }
+
+  gemvScatter(a: number, sa: number, x: number, nr: number, nc: number, y: number, idx: number): void {
+    const D = this.data;
+    const R = this.ints;
     for (let i = 0; i < nr; i++) {
-      const gi = D[g + i];
       const row = a + i * sa;
-      for (let q = 0; q < nc; q++) D[y + q] -= D[row + q] * gi;
+      let sum = 0;
+      for (let q = 0; q < nc; q++) sum += D[row + q] * D[x + q];
+      D[y + R[idx + i]] -= sum;
+    }
+  }
+
+  gatherGemvTransposed(a: number, sa: number, y: number, idx: number, nr: number, nc: number, out: number): void {
+    const D = this.data;
+    const R = this.ints;
+    for (let i = 0; i < nr; i++) {
+      const gi = D[y + R[idx + i]];
+      const row = a + i * sa;
+      for (let q = 0; q < nc; q++) D[out + q] -= D[row + q] * gi;
     }
   }
 
@@ -185,7 +232,10 @@ interface WasmExports {
   t12: WasmTile;
   t11: WasmTile;
   extendAdd: (src: number, rc: number, rel: number, panel: number, upd: number, k: number, r: number) => void;
-  gemvT: (a: number, sa: number, g: number, y: number, nr: number, nc: number) => void;
+  trsv: (l: number, k: number, sk: number, y: number) => void;
+  trsvT: (l: number, k: number, sk: number, y: number) => void;
+  gemvScatter: (a: number, sa: number, x: number, nr: number, nc: number, y: number, idx: number) => void;
+  gatherGemvT: (a: number, sa: number, y: number, idx: number, nr: number, nc: number, out: number) => void;
   scale: (x: number, stride: number, count: number, factor: number) => void;
   pair: (x: number, stride: number, count: number, inv0: number, l10: number, inv1: number) => void;
 }
@@ -248,10 +298,26 @@ class WasmKernel implements DenseKernel {
     this.fn.extendAdd(o + 8 * src, rc, 4 * rel, o + 8 * panel, o + 8 * upd, k, r);
   }
 
-  gemvTransposed(a: number, sa: number, g: number, y: number, nr: number, nc: number): void {
+  triangularSolve(l: number, k: number, y: number): void {
+    const o = this.base;
+    this.fn.trsv(o + 8 * l, k, 8 * k, o + 8 * y);
+  }
+
+  triangularSolveTransposed(l: number, k: number, y: number): void {
+    const o = this.base;
+    this.fn.trsvT(o + 8 * l, k, 8 * k, o + 8 * y);
+  }
+
+  gemvScatter(a: number, sa: number, x: number, nr: number, nc: number, y: number, idx: number): void {
     if (nr <= 0 || nc <= 0) return;
     const o = this.base;
-    this.fn.gemvT(o + 8 * a, 8 * sa, o + 8 * g, o + 8 * y, nr, nc);
+    this.fn.gemvScatter(o + 8 * a, 8 * sa, o + 8 * x, nr, nc, o + 8 * y, 4 * idx);
+  }
+
+  gatherGemvTransposed(a: number, sa: number, y: number, idx: number, nr: number, nc: number, out: number): void {
+    if (nr <= 0 || nc <= 0) return;
+    const o = this.base;
+    this.fn.gatherGemvT(o + 8 * a, 8 * sa, o + 8 * y, 4 * idx, nr, nc, o + 8 * out);
   }
 
   scaleStrided(x: number, stride: number, count: number, factor: number): void {
@@ -295,12 +361,16 @@ function warmUp(k: DenseKernel): void {
   const n = 48;
   k.allocate(n, 3 * n * n);
   k.data.fill(0.001, 0, 3 * n * n);
+  for (let i = 0; i < n; i++) k.data[i * n + i] = 1; // unit diagonal: the triangular solves stay finite
   for (let i = 0; i < n; i++) k.ints[i] = i;
   for (let rep = 0; rep < 100; rep++) {
     k.update(0, 0, n * n, n, n, n, n - 1, n - 1);
     k.update(0, 0, n * n, n, n, n - 1, n - 2, n - 2);
     k.extendAdd(2 * n * n, n - 8, 0, 0, n * n, 4, n);
-    k.gemvTransposed(0, n, n * n, 2 * n * n, n, n - 1);
+    k.triangularSolve(0, n, 2 * n * n);
+    k.triangularSolveTransposed(0, n, 2 * n * n);
+    k.gemvScatter(0, n, n * n, n, n - 1, 2 * n * n, 0);
+    k.gatherGemvTransposed(0, n, 2 * n * n, 0, n, n - 1, n * n);
     k.scaleStrided(0, n, n, 1.0001);
     k.finishColumnPair(0, n, n, 1.0001, 0.001, 0.9999);
   }
@@ -367,9 +437,12 @@ const op = {
   f64add: [0xa0],
   f64sub: [0xa1],
   f64mul: [0xa2],
+  f64div: [0xa3],
   simd: (code: number) => [0xfd, ...uleb(code)],
 };
 const v128load = [...op.simd(0x00), 4, 0];
+const v128loadAt = (offset: number): number[] => [...op.simd(0x00), 4, ...uleb(offset)];
+const i32loadAt = (offset: number): number[] => [0x28, 2, ...uleb(offset)];
 const v128load64zero = [...op.simd(0x5d), 3, 0];
 const v128zero = [...op.simd(0x0c), ...new Array<number>(16).fill(0)];
 const v128store = [...op.simd(0x0b), 4, 0];
@@ -488,58 +561,181 @@ function extendAddFunction(): number[] {
   return functionBody([[8, I32]], c);
 }
 
-/** gemvT(a, sa, g, y, nr, nc): y[q] -= sum_i A[i][q] g[i], two rows of A per sweep over y (addresses in bytes). */
-function gemvTransposedFunction(): number[] {
-  const [A, SA, G, Y, NR, NC] = [0, 1, 2, 3, 4, 5];
-  const [I, Q, ROW0, ROW1, QEND] = [6, 7, 8, 9, 10];
-  const [G0, G1] = [11, 12];
-  const c: number[] = [];
-  const emit = (...parts: number[][]): void => {
-    for (const part of parts) for (const x of part) c.push(x);
+/** Emits wasm code parts into one array. */
+function codeBuffer(): { code: number[]; emit: (...parts: number[][]) => void } {
+  const code: number[] = [];
+  return {
+    code,
+    emit: (...parts: number[][]): void => {
+      for (const part of parts) for (const x of part) code.push(x);
+    },
   };
-  const yq = [...op.get(Y), ...op.get(Q), ...op.add];
-  emit(op.get(NC), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND));
+}
+
+/** trsv(l, k, sk, y): y = L^-1 y by rows (dot products on two accumulators); see DenseKernel.triangularSolve. */
+function triangularSolveFunction(): number[] {
+  const [L, K, SK, Y] = [0, 1, 2, 3];
+  const [J, ROW, Q, QEND4, QEND2] = [4, 5, 6, 7, 8];
+  const [ACC0, ACC1] = [9, 10];
+  const SUM = 11;
+  const { code, emit } = codeBuffer();
+  const dot = (acc: number, offset: number): number[] => [
+    ...op.get(acc), ...op.get(ROW), ...op.get(Q), ...op.add, ...v128loadAt(offset),
+    ...op.get(Y), ...op.get(Q), ...op.add, ...v128loadAt(offset), ...f64x2mul, ...f64x2add, ...op.set(acc),
+  ];
+  emit(op.i32(0), op.set(J));
+  emit(op.blockLoop);
+  emit(op.get(J), op.get(K), op.geS, op.brIf(1));
+  emit(op.get(L), op.get(J), op.get(SK), op.mul, op.add, op.set(ROW));
+  emit(v128zero, op.set(ACC0), v128zero, op.set(ACC1));
+  emit(op.get(J), op.i32(-4), op.and, op.i32(3), op.shl, op.set(QEND4));
+  emit(op.get(J), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
+  emit(op.i32(0), op.set(Q));
+  emit(op.blockLoop);
+  emit(op.get(Q), op.get(QEND4), op.geS, op.brIf(1));
+  emit(dot(ACC0, 0), dot(ACC1, 16));
+  emit(op.get(Q), op.i32(32), op.add, op.set(Q), op.br(0));
+  emit(op.endLoop);
+  emit(op.get(Q), op.get(QEND2), op.ltS, op.ifVoid);
+  emit(dot(ACC0, 0), op.get(Q), op.i32(16), op.add, op.set(Q));
+  emit(op.end);
+  emit(op.get(ACC0), op.get(ACC1), f64x2add, op.tee(ACC0), extractLane(0), op.get(ACC0), extractLane(1), op.f64add, op.set(SUM));
+  emit(op.get(J), op.i32(1), op.and, op.ifVoid);
+  emit(op.get(SUM), op.get(ROW), op.get(Q), op.add, op.f64load(0), op.get(Y), op.get(Q), op.add, op.f64load(0), op.f64mul, op.f64add, op.set(SUM));
+  emit(op.end);
+  // y[j] = (y[j] - sum) / L[j][j]
+  emit(op.get(Y), op.get(J), op.i32(3), op.shl, op.add, op.tee(Q));
+  emit(op.get(Q), op.f64load(0), op.get(SUM), op.f64sub);
+  emit(op.get(ROW), op.get(J), op.i32(3), op.shl, op.add, op.f64load(0), op.f64div, op.f64store(0));
+  emit(op.get(J), op.i32(1), op.add, op.set(J), op.br(0));
+  emit(op.endLoop);
+  emit(op.end);
+  return functionBody([[5, I32], [2, V128], [1, F64]], code);
+}
+
+/** trsvT(l, k, sk, y): y = L^-T y, last row first, each row an axpy on y; see DenseKernel.triangularSolveTransposed. */
+function triangularSolveTransposedFunction(): number[] {
+  const [L, K, SK, Y] = [0, 1, 2, 3];
+  const [J, ROW, Q, QEND2, ADDR] = [4, 5, 6, 7, 8];
+  const YJ = 9;
+  const SPLAT = 10;
+  const { code, emit } = codeBuffer();
+  emit(op.get(K), op.i32(1), op.sub, op.set(J));
+  emit(op.blockLoop);
+  emit(op.get(J), op.i32(0), op.ltS, op.brIf(1));
+  emit(op.get(L), op.get(J), op.get(SK), op.mul, op.add, op.set(ROW));
+  // y[j] /= L[j][j]
+  emit(op.get(Y), op.get(J), op.i32(3), op.shl, op.add, op.tee(ADDR));
+  emit(op.get(ADDR), op.f64load(0), op.get(ROW), op.get(J), op.i32(3), op.shl, op.add, op.f64load(0), op.f64div, op.tee(YJ), op.f64store(0));
+  emit(op.get(YJ), f64x2splat, op.set(SPLAT));
+  emit(op.get(J), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
+  emit(op.i32(0), op.set(Q));
+  emit(op.blockLoop);
+  emit(op.get(Q), op.get(QEND2), op.geS, op.brIf(1));
+  emit(op.get(Y), op.get(Q), op.add, op.tee(ADDR), op.get(ADDR), v128load);
+  emit(op.get(ROW), op.get(Q), op.add, v128load, op.get(SPLAT), f64x2mul, f64x2sub, v128store);
+  emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+  emit(op.endLoop);
+  emit(op.get(J), op.i32(1), op.and, op.ifVoid);
+  emit(op.get(Y), op.get(Q), op.add, op.tee(ADDR), op.get(ADDR), op.f64load(0));
+  emit(op.get(ROW), op.get(Q), op.add, op.f64load(0), op.get(YJ), op.f64mul, op.f64sub, op.f64store(0));
+  emit(op.end);
+  emit(op.get(J), op.i32(1), op.sub, op.set(J), op.br(0));
+  emit(op.endLoop);
+  emit(op.end);
+  return functionBody([[5, I32], [1, F64], [1, V128]], code);
+}
+
+/**
+ * gemvScatter(a, sa, x, nr, nc, y, idx): see DenseKernel.gemvScatter (addresses in bytes; the rows' targets are
+ * y + 8 ints[i]). Two rows per sweep over x.
+ */
+function gemvScatterFunction(): number[] {
+  const [A, SA, X, NR, NC, YB, IDX] = [0, 1, 2, 3, 4, 5, 6];
+  const [I, ROW0, ROW1, Q, QEND2, ADDR] = [7, 8, 9, 10, 11, 12];
+  const [ACC0, ACC1, XV] = [13, 14, 15];
+  const [S0, S1] = [16, 17];
+  const { code, emit } = codeBuffer();
+  const rows = (two: boolean): void => {
+    emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.tee(ROW0), op.get(SA), op.add, op.set(ROW1));
+    emit(v128zero, op.set(ACC0), v128zero, op.set(ACC1), op.i32(0), op.set(Q));
+    emit(op.blockLoop);
+    emit(op.get(Q), op.get(QEND2), op.geS, op.brIf(1));
+    emit(op.get(X), op.get(Q), op.add, v128load, op.set(XV));
+    emit(op.get(ACC0), op.get(ROW0), op.get(Q), op.add, v128load, op.get(XV), f64x2mul, f64x2add, op.set(ACC0));
+    if (two) emit(op.get(ACC1), op.get(ROW1), op.get(Q), op.add, v128load, op.get(XV), f64x2mul, f64x2add, op.set(ACC1));
+    emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+    emit(op.endLoop);
+    emit(op.get(ACC0), extractLane(0), op.get(ACC0), extractLane(1), op.f64add, op.set(S0));
+    if (two) emit(op.get(ACC1), extractLane(0), op.get(ACC1), extractLane(1), op.f64add, op.set(S1));
+    emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
+    emit(op.get(S0), op.get(ROW0), op.get(Q), op.add, op.f64load(0), op.get(X), op.get(Q), op.add, op.f64load(0), op.f64mul, op.f64add, op.set(S0));
+    if (two) emit(op.get(S1), op.get(ROW1), op.get(Q), op.add, op.f64load(0), op.get(X), op.get(Q), op.add, op.f64load(0), op.f64mul, op.f64add, op.set(S1));
+    emit(op.end);
+    for (const [sum, offset] of two ? [[S0, 0], [S1, 4]] : [[S0, 0]]) {
+      emit(op.get(YB), op.get(IDX), op.get(I), op.i32(2), op.shl, op.add, i32loadAt(offset), op.i32(3), op.shl, op.add, op.tee(ADDR));
+      emit(op.get(ADDR), op.f64load(0), op.get(sum), op.f64sub, op.f64store(0));
+    }
+  };
+  emit(op.get(NC), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
   emit(op.i32(0), op.set(I));
-  // pairs of rows
   emit(op.blockLoop);
   emit(op.get(I), op.i32(1), op.add, op.get(NR), op.geS, op.brIf(1));
-  emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.tee(ROW0), op.get(SA), op.add, op.set(ROW1));
-  emit(op.get(G), op.get(I), op.i32(3), op.shl, op.add, op.tee(Q), op.f64load(0), f64x2splat, op.set(G0));
-  emit(op.get(Q), op.f64load(8), f64x2splat, op.set(G1));
-  emit(op.i32(0), op.set(Q));
-  emit(op.blockLoop);
-  emit(op.get(Q), op.get(QEND), op.geS, op.brIf(1));
-  emit(yq, yq, v128load);
-  emit(op.get(ROW0), op.get(Q), op.add, v128load, op.get(G0), f64x2mul);
-  emit(op.get(ROW1), op.get(Q), op.add, v128load, op.get(G1), f64x2mul, f64x2add);
-  emit(f64x2sub, v128store);
-  emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
-  emit(op.endLoop);
-  emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
-  emit(yq, yq, op.f64load(0));
-  emit(op.get(ROW0), op.get(Q), op.add, op.f64load(0), op.get(G0), extractLane(0), op.f64mul);
-  emit(op.get(ROW1), op.get(Q), op.add, op.f64load(0), op.get(G1), extractLane(0), op.f64mul, op.f64add);
-  emit(op.f64sub, op.f64store(0));
-  emit(op.end);
+  rows(true);
   emit(op.get(I), op.i32(2), op.add, op.set(I), op.br(0));
   emit(op.endLoop);
-  // a last single row
   emit(op.get(I), op.get(NR), op.ltS, op.ifVoid);
-  emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.set(ROW0));
-  emit(op.get(G), op.get(I), op.i32(3), op.shl, op.add, op.f64load(0), f64x2splat, op.set(G0));
-  emit(op.i32(0), op.set(Q));
+  rows(false);
+  emit(op.end);
+  emit(op.end);
+  return functionBody([[6, I32], [3, V128], [2, F64]], code);
+}
+
+/**
+ * gatherGemvT(a, sa, y, idx, nr, nc, out): see DenseKernel.gatherGemvTransposed (addresses in bytes). Two rows of A
+ * per sweep over out.
+ */
+function gatherGemvTransposedFunction(): number[] {
+  const [A, SA, YB, IDX, NR, NC, OUT] = [0, 1, 2, 3, 4, 5, 6];
+  const [I, ROW0, ROW1, Q, QEND2, ADDR] = [7, 8, 9, 10, 11, 12];
+  const [G0, G1] = [13, 14];
+  const { code, emit } = codeBuffer();
+  const gathered = (offset: number): number[] => [
+    ...op.get(YB), ...op.get(IDX), ...op.get(I), ...op.i32(2), ...op.shl, ...op.add, ...i32loadAt(offset),
+    ...op.i32(3), ...op.shl, ...op.add, ...op.f64load(0), ...f64x2splat,
+  ];
+  const rows = (two: boolean): void => {
+    emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.tee(ROW0), op.get(SA), op.add, op.set(ROW1));
+    emit(gathered(0), op.set(G0));
+    if (two) emit(gathered(4), op.set(G1));
+    emit(op.i32(0), op.set(Q));
+    emit(op.blockLoop);
+    emit(op.get(Q), op.get(QEND2), op.geS, op.brIf(1));
+    emit(op.get(OUT), op.get(Q), op.add, op.tee(ADDR), op.get(ADDR), v128load);
+    emit(op.get(ROW0), op.get(Q), op.add, v128load, op.get(G0), f64x2mul);
+    if (two) emit(op.get(ROW1), op.get(Q), op.add, v128load, op.get(G1), f64x2mul, f64x2add);
+    emit(f64x2sub, v128store);
+    emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+    emit(op.endLoop);
+    emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
+    emit(op.get(OUT), op.get(Q), op.add, op.tee(ADDR), op.get(ADDR), op.f64load(0));
+    emit(op.get(ROW0), op.get(Q), op.add, op.f64load(0), op.get(G0), extractLane(0), op.f64mul);
+    if (two) emit(op.get(ROW1), op.get(Q), op.add, op.f64load(0), op.get(G1), extractLane(0), op.f64mul, op.f64add);
+    emit(op.f64sub, op.f64store(0));
+    emit(op.end);
+  };
+  emit(op.get(NC), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
+  emit(op.i32(0), op.set(I));
   emit(op.blockLoop);
-  emit(op.get(Q), op.get(QEND), op.geS, op.brIf(1));
-  emit(yq, yq, v128load, op.get(ROW0), op.get(Q), op.add, v128load, op.get(G0), f64x2mul, f64x2sub, v128store);
-  emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+  emit(op.get(I), op.i32(1), op.add, op.get(NR), op.geS, op.brIf(1));
+  rows(true);
+  emit(op.get(I), op.i32(2), op.add, op.set(I), op.br(0));
   emit(op.endLoop);
-  emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
-  emit(yq, yq, op.f64load(0), op.get(ROW0), op.get(Q), op.add, op.f64load(0), op.get(G0), extractLane(0), op.f64mul);
-  emit(op.f64sub, op.f64store(0));
+  emit(op.get(I), op.get(NR), op.ltS, op.ifVoid);
+  rows(false);
   emit(op.end);
   emit(op.end);
-  emit(op.end);
-  return functionBody([[5, I32], [2, V128]], c);
+  return functionBody([[6, I32], [2, V128]], code);
 }
 
 /** scale(x, stride, count, factor): x[i*stride] *= factor (addresses in bytes). */
@@ -591,22 +787,27 @@ function assembleModule(): Uint8Array<ArrayBuffer> {
       signature(8), signature(7), signature(6),
       [0x60, ...vector([[I32], [I32], [I32], [F64]]), ...vector([])],
       [0x60, ...vector([[I32], [I32], [I32], [F64], [F64], [F64]]), ...vector([])],
+      signature(4),
     ])),
     ...section(2, vector([[...name('env'), ...name('mem'), 0x02, 0x00, ...uleb(1)]])),
-    ...section(3, vector([uleb(0), uleb(0), uleb(0), uleb(0), uleb(1), uleb(2), uleb(3), uleb(4)])),
+    ...section(3, vector([uleb(0), uleb(0), uleb(0), uleb(0), uleb(1), uleb(3), uleb(4), uleb(5), uleb(5), uleb(1), uleb(1)])),
     ...section(7, vector([
       [...name('t42'), 0x00, ...uleb(0)],
       [...name('t41'), 0x00, ...uleb(1)],
       [...name('t12'), 0x00, ...uleb(2)],
       [...name('t11'), 0x00, ...uleb(3)],
       [...name('extendAdd'), 0x00, ...uleb(4)],
-      [...name('gemvT'), 0x00, ...uleb(5)],
-      [...name('scale'), 0x00, ...uleb(6)],
-      [...name('pair'), 0x00, ...uleb(7)],
+      [...name('scale'), 0x00, ...uleb(5)],
+      [...name('pair'), 0x00, ...uleb(6)],
+      [...name('trsv'), 0x00, ...uleb(7)],
+      [...name('trsvT'), 0x00, ...uleb(8)],
+      [...name('gemvScatter'), 0x00, ...uleb(9)],
+      [...name('gatherGemvT'), 0x00, ...uleb(10)],
     ])),
     ...section(10, vector([
       tileFunction(4, 2), tileFunction(4, 1), tileFunction(1, 2), tileFunction(1, 1),
-      extendAddFunction(), gemvTransposedFunction(), scaleFunction(), pairFunction(),
+      extendAddFunction(), scaleFunction(), pairFunction(), triangularSolveFunction(),
+      triangularSolveTransposedFunction(), gemvScatterFunction(), gatherGemvTransposedFunction(),
     ])),
   ];
   return new Uint8Array(bytes);

@@ -94,8 +94,6 @@ function defaultRelax(scalarColumns: number): number {
   return 0.05;
 }
 
-const SOLVE_BLOCK = 32; // diagonal-block chunk of the triangular solves
-
 /** With automatic ordering, both methods are compared on every this many-th analysis; others reuse the winner. */
 const ORDERING_RETRY = 16;
 
@@ -357,7 +355,7 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
 
 /** Bytes of kernel memory a factorization needs: the panels, the solve vectors, the update stack and the index maps. */
 export function factorBytes(sym: LdltSymbolic): number {
-  return 8 * (sym.factorSize + 3 * sym.nodes + sym.maxFront + sym.stackSize) + 4 * sym.relIndex.length;
+  return 8 * (sym.factorSize + 3 * sym.nodes + sym.maxFront + sym.stackSize) + 4 * (sym.relIndex.length + sym.frontRows.length);
 }
 
 /** Supernodal Cholesky solver with symbolic reuse across calls on the same pattern. */
@@ -410,8 +408,9 @@ export class LdltSolver implements LinearSolver {
     this.solveBase = sym.factorSize;
     this.scratchBase = this.solveBase + 3 * sym.nodes;
     this.stackBase = this.scratchBase + sym.maxFront;
-    this.kernel.allocate(sym.relIndex.length, this.stackBase + sym.stackSize);
+    this.kernel.allocate(sym.relIndex.length + sym.frontRows.length, this.stackBase + sym.stackSize);
     this.kernel.ints.set(sym.relIndex);
+    this.kernel.ints.set(sym.frontRows, sym.relIndex.length);
     if (this.stackOwner.length < sym.supernodes) {
       this.stackOwner = new Int32Array(sym.supernodes);
       this.stackOffset = new Int32Array(sym.supernodes);
@@ -472,8 +471,8 @@ export class LdltSolver implements LinearSolver {
     const kernel = this.kernel;
     const D = kernel.data;
     const Y = this.solveBase; // y lives in kernel memory so the kernels can read it
-    const T = this.scratchBase;
-    const { perm, supernodes, superStart, frontRowStart, frontRows, panelStart } = sym;
+    const R = sym.relIndex.length; // the front rows follow the relative indices in the kernel's ints
+    const { perm, supernodes, superStart, frontRowStart, panelStart } = sym;
     const n = sym.nodes;
     for (let c = 0; c < n; c++) {
       const o = 3 * perm[c];
@@ -481,50 +480,23 @@ export class LdltSolver implements LinearSolver {
       D[Y + 3 * c + 1] = b[o + 1];
       D[Y + 3 * c + 2] = b[o + 2];
     }
-    // forward: L y = b by panels: the diagonal block by chunks of SOLVE_BLOCK columns (a small triangular solve, then
-    // the kernel for the rest of the block), then y_below -= L21 y_block
+    // forward: L y = b by panels: the diagonal block's triangle, then y_below -= L21 y_block (scattered)
     for (let s = 0; s < supernodes; s++) {
       const ys = Y + 3 * superStart[s];
       const k = 3 * (superStart[s + 1] - superStart[s]);
       const r0 = frontRowStart[s] + k;
-      const r = frontRowStart[s + 1] - r0;
       const P = panelStart[s];
-      for (let c0 = 0; c0 < k; c0 += SOLVE_BLOCK) {
-        const c1 = Math.min(c0 + SOLVE_BLOCK, k);
-        for (let j = c0; j < c1; j++) {
-          const row = P + j * k;
-          let sum = D[ys + j];
-          for (let q = c0; q < j; q++) sum -= D[row + q] * D[ys + q];
-          D[ys + j] = sum / D[row + j];
-        }
-        if (c1 < k) kernel.update(P + c1 * k + c0, ys + c0, ys + c1, k, 1, c1 - c0, k - c1, 1);
-      }
-      if (r === 0) continue;
-      D.fill(0, T, T + r);
-      kernel.update(P + k * k, ys, T, k, 1, k, r, 1); // T = -L21 y_block
-      for (let i = 0; i < r; i++) D[Y + frontRows[r0 + i]] += D[T + i];
+      kernel.triangularSolve(P, k, ys);
+      kernel.gemvScatter(P + k * k, k, ys, frontRowStart[s + 1] - r0, k, Y, R + r0);
     }
-    // backward: L^T x = y: y_block -= L21^T y_below, then the transposed diagonal block by chunks, last first
+    // backward: L^T x = y: y_block -= L21^T y_below (gathered), then the diagonal block's triangle transposed
     for (let s = supernodes - 1; s >= 0; s--) {
       const ys = Y + 3 * superStart[s];
       const k = 3 * (superStart[s + 1] - superStart[s]);
       const r0 = frontRowStart[s] + k;
-      const r = frontRowStart[s + 1] - r0;
       const P = panelStart[s];
-      if (r > 0) {
-        for (let i = 0; i < r; i++) D[T + i] = D[Y + frontRows[r0 + i]];
-        kernel.gemvTransposed(P + k * k, k, T, ys, r, k);
-      }
-      for (let c0 = Math.floor((k - 1) / SOLVE_BLOCK) * SOLVE_BLOCK; c0 >= 0; c0 -= SOLVE_BLOCK) {
-        const c1 = Math.min(c0 + SOLVE_BLOCK, k);
-        for (let j = c1 - 1; j >= c0; j--) {
-          const row = P + j * k;
-          const yj = D[ys + j] / D[row + j];
-          D[ys + j] = yj;
-          for (let q = c0; q < j; q++) D[ys + q] -= D[row + q] * yj;
-        }
-        if (c0 > 0) kernel.gemvTransposed(P + c0 * k, k, ys + c0, ys, c1 - c0, c0);
-      }
+      kernel.gatherGemvTransposed(P + k * k, k, Y, R + r0, frontRowStart[s + 1] - r0, k, ys);
+      kernel.triangularSolveTransposed(P, k, ys);
     }
     for (let c = 0; c < n; c++) {
       const o = 3 * perm[c];
