@@ -193,46 +193,67 @@ test('dense kernels (WebAssembly SIMD and JS fallback) match naive loops', () =>
           }
       });
     }
-    // mat-vecs of the solves: y[idx[i]] -= A_i . x (scatter) and out -= A^T y[idx] (gather), odd sizes and tails
-    for (const [nr, nc] of [[1, 1], [2, 5], [7, 6], [9, 13], [4, 1]]) {
-      const sa = nc + 2;
-      const a = 3;
-      const x = a + nr * sa + 1;
-      const y = x + nc + 1;
-      const total = y + 3 * nr + 4;
-      const idx = Array.from({ length: nr }, (_, i) => (5 * i + 2) % (3 * nr)); // distinct, unordered
-      k.allocate(nr + 1, total);
-      k.ints.set(idx, 1);
-      check(`gemvScatter ${nr}x${nc}`, total, () => k.gemvScatter(a, sa, x, nr, nc, y, 1), (ref) => {
-        for (let i = 0; i < nr; i++) for (let q = 0; q < nc; q++) ref[y + idx[i]] -= ref[a + i * sa + q] * ref[x + q];
-      });
-      check(`gatherGemvTransposed ${nr}x${nc}`, total, () => k.gatherGemvTransposed(a, sa, y, 1, nr, nc, x), (ref) => {
-        for (let i = 0; i < nr; i++) for (let q = 0; q < nc; q++) ref[x + q] -= ref[a + i * sa + q] * ref[y + idx[i]];
-      });
-    }
-    // triangular solves with a row-major lower triangle (the upper side holds junk that must not be read)
-    for (const n of [1, 2, 3, 5, 8, 13]) {
-      const l = 2;
-      const y = l + n * n + 1;
-      const total = y + n + 2;
-      k.allocate(0, total);
-      const fillTriangle = (): void => {
-        for (let i = 0; i < n; i++) k.data[l + i * n + i] = 2 + i; // a safe diagonal
+    // the float32 copy of a factor: rounded entries, an odd count, the doubles untouched
+    k.allocate(0, 64);
+    k.floats.fill(0, 80, 128);
+    check('toFloats', 40, () => k.toFloats(3, 31, 2 * 40 + 1), () => {});
+    for (let i = 0; i < 31; i++) assert.equal(k.floats[81 + i], Math.fround(k.data[3 + i]), `${k.kind} toFloats ${i}`);
+    assert.equal(k.floats[81 + 31], 0, `${k.kind} toFloats wrote past its count`);
+    // the solves' kernels read the factor as float64, or as a float32 copy (at F, beyond the doubles checked)
+    for (const single of [false, true]) {
+      const kind = single ? ' (float32 factor)' : '';
+      const round = single ? Math.fround : (v: number): number => v;
+      /** Index of a factor entry for the kernel: copies the block [from, from + size) to the floats when single. */
+      const factorAt = (from: number, size: number, F: number): number => {
+        if (!single) return from;
+        for (let t = 0; t < size; t++) k.floats[F + t] = k.data[from + t];
+        return F;
       };
-      check(`triangularSolve ${n}`, total, () => (fillTriangle(), k.triangularSolve(l, n, y)), (ref) => {
-        for (let i = 0; i < n; i++) ref[l + i * n + i] = 2 + i;
-        for (let j = 0; j < n; j++) {
-          for (let q = 0; q < j; q++) ref[y + j] -= ref[l + j * n + q] * ref[y + q];
-          ref[y + j] /= ref[l + j * n + j];
-        }
-      });
-      check(`triangularSolveTransposed ${n}`, total, () => (fillTriangle(), k.triangularSolveTransposed(l, n, y)), (ref) => {
-        for (let i = 0; i < n; i++) ref[l + i * n + i] = 2 + i;
-        for (let j = n - 1; j >= 0; j--) {
-          for (let q = j + 1; q < n; q++) ref[y + j] -= ref[l + q * n + j] * ref[y + q];
-          ref[y + j] /= ref[l + j * n + j];
-        }
-      });
+      // mat-vecs: y[idx[i]] -= A_i . x (scatter) and out -= A^T y[idx] (gather), odd sizes and tails
+      for (const [nr, nc] of [[1, 1], [2, 5], [7, 6], [9, 13], [4, 1]]) {
+        const sa = nc + 2;
+        const a = 3;
+        const x = a + nr * sa + 1;
+        const y = x + nc + 1;
+        const total = y + 3 * nr + 4;
+        const F = 2 * total;
+        const idx = Array.from({ length: nr }, (_, i) => (5 * i + 2) % (3 * nr)); // distinct, unordered
+        k.allocate(nr + 1, total + nr * sa);
+        k.ints.set(idx, 1);
+        check(`gemvScatter ${nr}x${nc}${kind}`, total, () => k.gemvScatter(factorAt(a, nr * sa, F), sa, x, nr, nc, y, 1, single), (ref) => {
+          for (let i = 0; i < nr; i++) for (let q = 0; q < nc; q++) ref[y + idx[i]] -= round(ref[a + i * sa + q]) * ref[x + q];
+        });
+        check(`gatherGemvTransposed ${nr}x${nc}${kind}`, total, () => k.gatherGemvTransposed(factorAt(a, nr * sa, F), sa, y, 1, nr, nc, x, single), (ref) => {
+          for (let i = 0; i < nr; i++) for (let q = 0; q < nc; q++) ref[x + q] -= round(ref[a + i * sa + q]) * ref[y + idx[i]];
+        });
+      }
+      // triangular solves with a row-major lower triangle (the upper side holds junk that must not be read)
+      for (const n of [1, 2, 3, 5, 8, 13]) {
+        const l = 2;
+        const y = l + n * n + 1;
+        const total = y + n + 2;
+        const F = 2 * total;
+        k.allocate(0, total + n * n);
+        const triangle = (): number => {
+          for (let i = 0; i < n; i++) k.data[l + i * n + i] = 2 + i; // a safe diagonal
+          return factorAt(l, n * n, F);
+        };
+        const L = (ref: Float64Array, i: number, j: number): number => (i === j ? 2 + i : round(ref[l + i * n + j]));
+        check(`triangularSolve ${n}${kind}`, total, () => k.triangularSolve(triangle(), n, y, single), (ref) => {
+          for (let i = 0; i < n; i++) ref[l + i * n + i] = 2 + i;
+          for (let j = 0; j < n; j++) {
+            for (let q = 0; q < j; q++) ref[y + j] -= L(ref, j, q) * ref[y + q];
+            ref[y + j] /= L(ref, j, j);
+          }
+        });
+        check(`triangularSolveTransposed ${n}${kind}`, total, () => k.triangularSolveTransposed(triangle(), n, y, single), (ref) => {
+          for (let i = 0; i < n; i++) ref[l + i * n + i] = 2 + i;
+          for (let j = n - 1; j >= 0; j--) {
+            for (let q = j + 1; q < n; q++) ref[y + j] -= L(ref, q, j) * ref[y + q];
+            ref[y + j] /= L(ref, j, j);
+          }
+        });
+      }
     }
     // column scaling and the finishing pass of a column pair, with a stride
     k.allocate(0, 200);
@@ -550,6 +571,29 @@ test('containsPattern: every block of the inner pattern in the outer one', () =>
   assert.ok(!containsPattern(new PatternBuilder(5).build(), new PatternBuilder(4).build()), 'another node count');
 });
 
+test('ldlt compactCopy: the float32 copy solves to float32 accuracy (a preconditioner), the float64 factor stays exact', () => {
+  const rand = rng(43);
+  const A = gridLaplacian(7, 6, 5, 0.05);
+  const b = randomVector(A.size, rand);
+  const ref = denseSolve(A.toDense(), b);
+  const solver = new LdltSolver({ compactCopy: true });
+  solver.factor(A);
+  const x = new Float64Array(A.size);
+  solver.solveFactored(b, x);
+  assert.ok(relativeError(x, ref) < 1e-12, `float64 solve: ${relativeError(x, ref)}`);
+  solver.solveFactored(b, x, true);
+  const err = relativeError(x, ref);
+  assert.ok(err < 1e-5 && err > 1e-12, `float32 copy: error ${err} (rounded entries, so not exact)`);
+  // the copy follows each new factorization
+  const B = new BsrMatrix(A.pattern);
+  for (let i = 0; i < A.values.length; i++) B.values[i] = 2 * A.values[i];
+  solver.factor(B);
+  solver.solveFactored(b, x, true);
+  for (let i = 0; i < ref.length; i++) ref[i] *= 0.5;
+  assert.ok(relativeError(x, ref) < 1e-5);
+  assert.throws(() => new LdltSolver().solveFactored(b, x, true), /before factor|compactCopy/);
+});
+
 test('ldlt throws a clear error on a matrix that is not positive definite', () => {
   const A = gridLaplacian(4, 3, 3);
   const node = 17;
@@ -577,11 +621,11 @@ test('auto: the lagged Cholesky while a factorization stays within the flop and 
   const rand = rng(41);
   const A = gridLaplacian(6, 5, 4, 0.05);
   const sym = analyzeLdlt(A.pattern);
-  const within = new AutoLinearSolver({}, { maxFactorFlops: sym.flops, maxFactorBytes: factorBytes(sym) });
+  const within = new AutoLinearSolver({}, { maxFactorFlops: sym.flops, maxFactorBytes: factorBytes(sym, true) });
   assertSolvesLikeDense(within, A, rand);
   assert.equal(within.name, 'ldlt-lagged');
   assert.equal(within.timing.factorizations, 1);
-  for (const limits of [{ maxFactorFlops: sym.flops - 1, maxFactorBytes: Infinity }, { maxFactorFlops: Infinity, maxFactorBytes: factorBytes(sym) - 1 }]) {
+  for (const limits of [{ maxFactorFlops: sym.flops - 1, maxFactorBytes: Infinity }, { maxFactorFlops: Infinity, maxFactorBytes: factorBytes(sym, true) - 1 }]) {
     const beyond = new AutoLinearSolver({ tolerance: 1e-12 }, limits);
     assertSolvesLikeDense(beyond, A, rand);
     assert.equal(beyond.name, 'pcg', JSON.stringify(limits));

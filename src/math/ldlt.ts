@@ -77,6 +77,11 @@ export interface LdltOptions {
    */
   relaxFraction?: (scalarColumns: number) => number;
   /**
+   * Also keep a float32 copy of each factor, for solveFactored(b, x, true): a solve then reads half the bytes (it is
+   * bound by memory bandwidth), sums still in float64. For a preconditioner (the lagged Cholesky), not an exact solve.
+   */
+  compactCopy?: boolean;
+  /**
    * A ready fill-reducing permutation (perm[k] = node eliminated k-th) instead of computing one; `ordering` then
    * names the method it came from. LdltSolver passes the previous one when a pattern has only grown.
    */
@@ -353,9 +358,13 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
   };
 }
 
-/** Bytes of kernel memory a factorization needs: the panels, the solve vectors, the update stack and the index maps. */
-export function factorBytes(sym: LdltSymbolic): number {
-  return 8 * (sym.factorSize + 3 * sym.nodes + sym.maxFront + sym.stackSize) + 4 * (sym.relIndex.length + sym.frontRows.length);
+/**
+ * Bytes of kernel memory a factorization needs: the panels, the solve vectors, the update stack, the index maps and
+ * with compactCopy the float32 copy of the panels.
+ */
+export function factorBytes(sym: LdltSymbolic, compactCopy = false): number {
+  const doubles = sym.factorSize + 3 * sym.nodes + sym.maxFront + sym.stackSize + (compactCopy ? Math.ceil(sym.factorSize / 2) : 0);
+  return 8 * doubles + 4 * (sym.relIndex.length + sym.frontRows.length);
 }
 
 /** Supernodal Cholesky solver with symbolic reuse across calls on the same pattern. */
@@ -373,6 +382,8 @@ export class LdltSolver implements LinearSolver {
   private solveBase = 0;
   private scratchBase = 0;
   private stackBase = 0;
+  /** Where the float32 copy of the panels starts (in doubles; compactCopy only). */
+  private compactBase = 0;
   private residualWork = new Float64Array(0);
   private stackOwner = new Int32Array(0);
   private stackOffset = new Int32Array(0);
@@ -401,14 +412,16 @@ export class LdltSolver implements LinearSolver {
     const sym = this.plan(pattern);
     if (this.allocatedFor === sym) return sym;
     const t0 = performance.now();
-    const bytes = factorBytes(sym);
+    const compact = this.options.compactCopy ?? false;
+    const bytes = factorBytes(sym, compact);
     if (bytes > 2 ** 32) {
       throw new Error(`LdltSolver: the factor needs ${(bytes / 2 ** 30).toFixed(1)} GiB, more than the 4 GiB the dense kernel can address`);
     }
     this.solveBase = sym.factorSize;
     this.scratchBase = this.solveBase + 3 * sym.nodes;
     this.stackBase = this.scratchBase + sym.maxFront;
-    this.kernel.allocate(sym.relIndex.length + sym.frontRows.length, this.stackBase + sym.stackSize);
+    this.compactBase = this.stackBase + sym.stackSize;
+    this.kernel.allocate(sym.relIndex.length + sym.frontRows.length, this.compactBase + (compact ? Math.ceil(sym.factorSize / 2) : 0));
     this.kernel.ints.set(sym.relIndex);
     this.kernel.ints.set(sym.frontRows, sym.relIndex.length);
     if (this.stackOwner.length < sym.supernodes) {
@@ -458,15 +471,21 @@ export class LdltSolver implements LinearSolver {
     const t0 = performance.now();
     this.factored = false;
     this.numericFactor(A, sym);
+    if (this.options.compactCopy) this.kernel.toFloats(0, sym.factorSize, 2 * this.compactBase);
     this.factored = true;
     this.timing.factorMs += performance.now() - t0;
     this.timing.factorizations++;
   }
 
-  /** x = A^-1 b with the current factor. b and x may be the same array. */
-  solveFactored(b: Float64Array, x: Float64Array): void {
+  /**
+   * x = A^-1 b with the current factor; with `compact`, with its float32 copy (compactCopy: an approximate inverse, for
+   * preconditioning). b and x may be the same array.
+   */
+  solveFactored(b: Float64Array, x: Float64Array, compact = false): void {
     const sym = this.symbolic;
     if (!sym || !this.factored) throw new Error('LdltSolver: solveFactored called before factor');
+    if (compact && !this.options.compactCopy) throw new Error('LdltSolver: a compact solve needs the compactCopy option');
+    const F = compact ? 2 * this.compactBase : 0; // where the panels are read: the doubles, or the float32 copy
     const t0 = performance.now();
     const kernel = this.kernel;
     const D = kernel.data;
@@ -485,18 +504,18 @@ export class LdltSolver implements LinearSolver {
       const ys = Y + 3 * superStart[s];
       const k = 3 * (superStart[s + 1] - superStart[s]);
       const r0 = frontRowStart[s] + k;
-      const P = panelStart[s];
-      kernel.triangularSolve(P, k, ys);
-      kernel.gemvScatter(P + k * k, k, ys, frontRowStart[s + 1] - r0, k, Y, R + r0);
+      const P = F + panelStart[s];
+      kernel.triangularSolve(P, k, ys, compact);
+      kernel.gemvScatter(P + k * k, k, ys, frontRowStart[s + 1] - r0, k, Y, R + r0, compact);
     }
     // backward: L^T x = y: y_block -= L21^T y_below (gathered), then the diagonal block's triangle transposed
     for (let s = supernodes - 1; s >= 0; s--) {
       const ys = Y + 3 * superStart[s];
       const k = 3 * (superStart[s + 1] - superStart[s]);
       const r0 = frontRowStart[s] + k;
-      const P = panelStart[s];
-      kernel.gatherGemvTransposed(P + k * k, k, Y, R + r0, frontRowStart[s + 1] - r0, k, ys);
-      kernel.triangularSolveTransposed(P, k, ys);
+      const P = F + panelStart[s];
+      kernel.gatherGemvTransposed(P + k * k, k, Y, R + r0, frontRowStart[s + 1] - r0, k, ys, compact);
+      kernel.triangularSolveTransposed(P, k, ys, compact);
     }
     for (let c = 0; c < n; c++) {
       const o = 3 * perm[c];

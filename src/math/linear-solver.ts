@@ -65,7 +65,7 @@ export const AUTO_SOLVER_LIMITS = {
 
 /** True when a factorization with this symbolic analysis stays within the limits (AUTO_SOLVER_LIMITS by default). */
 export function withinLimits(sym: LdltSymbolic, limits = AUTO_SOLVER_LIMITS): boolean {
-  return sym.flops <= limits.maxFactorFlops && factorBytes(sym) <= limits.maxFactorBytes;
+  return sym.flops <= limits.maxFactorFlops && factorBytes(sym, true) <= limits.maxFactorBytes;
 }
 
 /** 'auto' (the default) picks by the symbolic analysis of the first Newton matrix (see AutoLinearSolver). */
