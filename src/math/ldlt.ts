@@ -229,39 +229,31 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
     for (let s = 0; s < ns; s++) if (superParent[s] >= 0) children[fillPos[superParent[s]]++] = s;
   }
 
-  // row structures (node indices below the supernode), from A's columns and the children's structures
+  // row structures (node indices below each supernode), sorted: row i lies below supernode s when L(i, c) != 0 for a
+  // column c of s, i.e. s is on the path of the supernodal tree from the supernode of some j < i with A(i, j) != 0
+  // up to i's own (the row subtree of i); walking rows in order fills every list in order. The list sizes are the
+  // column counts of the supernodes' last columns.
+  const rowsStart = new Int32Array(ns + 1);
+  for (let t = 0; t < ns; t++) rowsStart[t + 1] = rowsStart[t] + counts[superStart[t + 1] - 1] - 1;
+  const rowsAll = new Int32Array(rowsStart[ns]);
+  const rowsEnd = rowsStart.slice(0, ns);
+  const mark = new Int32Array(ns).fill(-1);
+  for (let i = 0; i < n; i++) {
+    const own = superOf[i];
+    const v = perm[i];
+    for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) {
+      const j = iperm[g.adj[t]];
+      if (j >= i) continue;
+      for (let sj = superOf[j]; sj !== own && mark[sj] !== i; sj = superParent[sj]) {
+        mark[sj] = i;
+        rowsAll[rowsEnd[sj]++] = i;
+      }
+    }
+  }
   const rowsList: Int32Array[] = new Array(ns);
-  const mark = new Int32Array(n).fill(-1);
-  const buf = new Int32Array(n);
-  for (let s = 0; s < ns; s++) {
-    const f = superStart[s];
-    const l = superStart[s + 1] - 1;
-    let m = 0;
-    for (let c = f; c <= l; c++) {
-      const v = perm[c];
-      for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) {
-        const r = iperm[g.adj[t]];
-        if (r > l && mark[r] !== s) {
-          mark[r] = s;
-          buf[m++] = r;
-        }
-      }
-    }
-    for (let t = childStart[s]; t < childStart[s + 1]; t++) {
-      const rows = rowsList[children[t]];
-      for (let q = 0; q < rows.length; q++) {
-        const r = rows[q];
-        if (r > l && mark[r] !== s) {
-          mark[r] = s;
-          buf[m++] = r;
-        }
-      }
-    }
-    const rows = buf.slice(0, m).sort();
-    if (rows.length !== counts[l] - 1) {
-      throw new Error('analyzeLdlt: internal error, row structure does not match column counts');
-    }
-    rowsList[s] = rows;
+  for (let t = 0; t < ns; t++) {
+    if (rowsEnd[t] !== rowsStart[t + 1]) throw new Error('analyzeLdlt: internal error, row structure does not match column counts');
+    rowsList[t] = rowsAll.subarray(rowsStart[t], rowsStart[t + 1]);
   }
 
   // fronts: scalar rows, panel offsets, stack and front sizes
