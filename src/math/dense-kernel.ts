@@ -723,6 +723,19 @@ function triangularSolveTransposedFunction(f: FactorPrecision): number[] {
   return functionBody([[5, I32], [1, F64], [1, V128]], code);
 }
 
+/** Emits rows(true) for the rows i, i + 1 (local I) while both are below NR, then rows(false) for a last odd row. */
+function byRowPairs(emit: (...parts: number[][]) => void, I: number, NR: number, rows: (two: boolean) => void): void {
+  emit(op.i32(0), op.set(I));
+  emit(op.blockLoop);
+  emit(op.get(I), op.i32(1), op.add, op.get(NR), op.geS, op.brIf(1));
+  rows(true);
+  emit(op.get(I), op.i32(2), op.add, op.set(I), op.br(0));
+  emit(op.endLoop);
+  emit(op.get(I), op.get(NR), op.ltS, op.ifVoid);
+  rows(false);
+  emit(op.end);
+}
+
 /**
  * gemvScatter(a, sa, x, nr, nc, y, idx): see DenseKernel.gemvScatter (addresses in bytes; the rows' targets are
  * y + 8 ints[i]). Two rows per sweep over x.
@@ -756,15 +769,7 @@ function gemvScatterFunction(f: FactorPrecision): number[] {
     }
   };
   emit(op.get(NC), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
-  emit(op.i32(0), op.set(I));
-  emit(op.blockLoop);
-  emit(op.get(I), op.i32(1), op.add, op.get(NR), op.geS, op.brIf(1));
-  rows(true);
-  emit(op.get(I), op.i32(2), op.add, op.set(I), op.br(0));
-  emit(op.endLoop);
-  emit(op.get(I), op.get(NR), op.ltS, op.ifVoid);
-  rows(false);
-  emit(op.end);
+  byRowPairs(emit, I, NR, rows);
   emit(op.end);
   return functionBody([[6, I32], [3, V128], [2, F64]], code);
 }
@@ -804,15 +809,7 @@ function gatherGemvTransposedFunction(f: FactorPrecision): number[] {
     emit(op.end);
   };
   emit(op.get(NC), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
-  emit(op.i32(0), op.set(I));
-  emit(op.blockLoop);
-  emit(op.get(I), op.i32(1), op.add, op.get(NR), op.geS, op.brIf(1));
-  rows(true);
-  emit(op.get(I), op.i32(2), op.add, op.set(I), op.br(0));
-  emit(op.endLoop);
-  emit(op.get(I), op.get(NR), op.ltS, op.ifVoid);
-  rows(false);
-  emit(op.end);
+  byRowPairs(emit, I, NR, rows);
   emit(op.end);
   return functionBody([[6, I32], [2, V128]], code);
 }
