@@ -54,9 +54,10 @@ export const LINEAR_SOLVER_NAMES: readonly LinearSolverName[] = ['pcg', 'ldlt', 
  * Where 'auto' stops factoring: the lagged Cholesky while one factorization of the Newton matrix needs at most
  * `maxFactorFlops` (predicted by the symbolic analysis) and `maxFactorBytes` of memory, Jacobi PCG beyond.
  * Measured here (bench/solvers.ts, CPU time, one core): the factorization runs at 10-16 GFlop/s, so the limit is a
- * factorization of about 3-5 s, as much as 500-1000 Jacobi-PCG iterations on a 100k-unknown system. The suspended
- * armadillo (95k unknowns, 7.4 GFlop, 0.2 GB) stays direct: its Newton iteration takes about 1 s there against
- * 4.7 s with PCG (894 CG iterations a solve); a box of 30^3 cells (86k unknowns, 150 GFlop, 0.8 GB) goes to PCG.
+ * factorization of about 3-5 s, as much as 500-1000 Jacobi-PCG iterations on a 100k-unknown system. The memory
+ * counts the float32 copy the lagged Cholesky keeps (factorBytes). The suspended armadillo (95k unknowns, 7.4 GFlop,
+ * 0.27 GiB) stays direct: a Newton iteration takes about 1 s there against 4.5 s with PCG (about 900 CG iterations a
+ * solve); a box of 30^3 cells (86k unknowns, 150 GFlop, 1.3 GiB) goes to PCG.
  */
 export const AUTO_SOLVER_LIMITS = {
   maxFactorFlops: 5e10,
