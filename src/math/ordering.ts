@@ -129,26 +129,52 @@ export function postorder(parent: Int32Array, weight?: Int32Array): Int32Array {
 }
 
 /**
- * Node column counts of L (diagonal included) for the permuted graph, by walking each row's subtree of the
- * elimination tree: O(nnz(L)) over nodes, which is cheap next to the numeric factorization.
+ * Node column counts of L (diagonal included) for the permuted graph, in about O(nnz(A)) (Gilbert, Ng and Peyton,
+ * "An efficient algorithm to compute row and column counts for sparse Cholesky factorization"): in postorder, each
+ * entry A(i, j), i > j, that starts a new leaf of row i's subtree adds 1 at j and takes 1 off at the least common
+ * ancestor of j and the previous leaf (found with a path-compressed union-find); summing these differences up the
+ * elimination tree gives the counts, without walking every row subtree (which costs O(nnz(L))).
  */
 export function columnCounts(g: NodeGraph, perm: Int32Array, iperm: Int32Array, parent: Int32Array): Int32Array {
   const n = g.n;
-  const counts = new Int32Array(n);
-  const mark = new Int32Array(n).fill(-1);
-  for (let i = 0; i < n; i++) {
-    mark[i] = i;
-    counts[i]++;
-    const v = perm[i];
+  const post = postorder(parent);
+  const counts = new Int32Array(n); // the differences first, the counts after the sums
+  const first = new Int32Array(n).fill(-1); // postorder position of each node's first descendant
+  const maxFirst = new Int32Array(n).fill(-1); // per row: the largest `first` of a leaf seen so far
+  const prevLeaf = new Int32Array(n).fill(-1); // per row: its previous leaf
+  const ancestor = new Int32Array(n); // union-find of the finished subtrees
+  for (let k = 0; k < n; k++) {
+    let j = post[k];
+    counts[j] = first[j] === -1 ? 1 : 0; // a leaf of the elimination tree
+    for (; j !== -1 && first[j] === -1; j = parent[j]) first[j] = k;
+  }
+  for (let i = 0; i < n; i++) ancestor[i] = i;
+  for (let k = 0; k < n; k++) {
+    const j = post[k];
+    if (parent[j] !== -1) counts[parent[j]]--;
+    const v = perm[j];
     for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) {
-      let j = iperm[g.adj[t]];
-      if (j >= i) continue;
-      while (mark[j] !== i) {
-        counts[j]++;
-        mark[j] = i;
-        j = parent[j];
+      const i = iperm[g.adj[t]];
+      if (i <= j || first[j] <= maxFirst[i]) continue; // j is not a new leaf of row i's subtree
+      maxFirst[i] = first[j];
+      const previous = prevLeaf[i];
+      prevLeaf[i] = j;
+      counts[j]++;
+      if (previous === -1) continue; // the first leaf: nothing counted twice
+      let q = previous;
+      while (q !== ancestor[q]) q = ancestor[q];
+      for (let x = previous; x !== q; ) {
+        const up = ancestor[x];
+        ancestor[x] = q;
+        x = up;
       }
+      counts[q]--; // the paths from j and from the previous leaf meet at q
     }
+    if (parent[j] !== -1) ancestor[j] = parent[j];
+  }
+  for (let k = 0; k < n; k++) {
+    const j = post[k];
+    if (parent[j] !== -1) counts[parent[j]] += counts[j];
   }
   return counts;
 }
