@@ -594,6 +594,24 @@ test('ldlt compactCopy: the float32 copy solves to float32 accuracy (a precondit
   assert.throws(() => new LdltSolver().solveFactored(b, x, true), /before factor|compactCopy/);
 });
 
+test('ldlt: analyzing another pattern leaves the current factor in place; factoring replaces it', () => {
+  const rand = rng(44);
+  const A = gridLaplacian(5, 4, 4, 0.05);
+  const solver = new LdltSolver();
+  solver.factor(A);
+  const b = randomVector(A.size, rand);
+  const other = randomSpd(randomPattern(A.pattern.n, 150, rand), rand);
+  solver.plan(other.pattern);
+  assert.equal(solver.analysis!.patternId, other.pattern.id);
+  assert.equal(solver.factorAnalysis!.patternId, A.pattern.id);
+  const x = new Float64Array(A.size);
+  solver.solveFactored(b, x);
+  assert.ok(relativeError(x, denseSolve(A.toDense(), b)) < 1e-12, 'still the factor of A');
+  solver.factor(other);
+  solver.solveFactored(b, x);
+  assert.ok(relativeError(x, denseSolve(other.toDense(), b)) < 1e-10, 'now the factor of the other matrix');
+});
+
 test('ldlt throws a clear error on a matrix that is not positive definite', () => {
   const A = gridLaplacian(4, 3, 3);
   const node = 17;

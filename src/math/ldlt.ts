@@ -379,7 +379,8 @@ export class LdltSolver implements LinearSolver {
   private residualWork = new Float64Array(0);
   private stackOwner = new Int32Array(0);
   private stackOffset = new Int32Array(0);
-  private factored = false;
+  /** The analysis of the factor in kernel memory (null when there is none). */
+  private factoredWith: LdltSymbolic | null = null;
   private previousPattern: BsrPattern | null = null;
   /** nnz(L) of the last analysis that computed its ordering, and whether the next one must order afresh. */
   private freshNnzL = 0;
@@ -394,9 +395,17 @@ export class LdltSolver implements LinearSolver {
     return this.kernel.kind;
   }
 
-  /** The current symbolic analysis (null before the first factorization). */
+  /** The latest symbolic analysis (null before the first). */
   get analysis(): LdltSymbolic | null {
     return this.symbolic;
+  }
+
+  /**
+   * The analysis of the current factor, which solveFactored uses: a later plan() of another pattern leaves the
+   * factor in place (the lagged Cholesky preconditions new patterns with it), only factor() replaces it.
+   */
+  get factorAnalysis(): LdltSymbolic | null {
+    return this.factoredWith;
   }
 
   /** Runs (or reuses) the symbolic analysis of a pattern and sizes the kernel memory for it. */
@@ -413,6 +422,7 @@ export class LdltSolver implements LinearSolver {
     this.scratchBase = this.solveBase + 3 * sym.nodes;
     this.stackBase = this.scratchBase + sym.maxFront;
     this.compactBase = this.stackBase + sym.stackSize;
+    this.factoredWith = null; // the memory is laid out anew
     this.kernel.allocate(sym.relIndex.length + sym.frontRows.length, this.compactBase + (compact ? Math.ceil(sym.factorSize / 2) : 0));
     this.kernel.ints.set(sym.relIndex);
     this.kernel.ints.set(sym.frontRows, sym.relIndex.length);
@@ -451,7 +461,6 @@ export class LdltSolver implements LinearSolver {
     this.reorderNext = grown && sym.nnzL > REUSED_FILL_SLACK * this.freshNnzL;
     this.previousPattern = pattern;
     this.symbolic = sym;
-    this.factored = false;
     this.timing.analyzeMs += performance.now() - t0;
     this.timing.analyses++;
     return sym;
@@ -461,10 +470,10 @@ export class LdltSolver implements LinearSolver {
   factor(A: BsrMatrix): void {
     const sym = this.analyze(A.pattern);
     const t0 = performance.now();
-    this.factored = false;
+    this.factoredWith = null;
     this.numericFactor(A, sym);
     if (this.options.compactCopy) this.kernel.toFloats(0, sym.factorSize, 2 * this.compactBase);
-    this.factored = true;
+    this.factoredWith = sym;
     this.timing.factorMs += performance.now() - t0;
     this.timing.factorizations++;
   }
@@ -474,8 +483,8 @@ export class LdltSolver implements LinearSolver {
    * preconditioning). b and x may be the same array.
    */
   solveFactored(b: Float64Array, x: Float64Array, compact = false): void {
-    const sym = this.symbolic;
-    if (!sym || !this.factored) throw new Error('LdltSolver: solveFactored called before factor');
+    const sym = this.factoredWith;
+    if (!sym) throw new Error('LdltSolver: solveFactored called before factor');
     if (compact && !this.options.compactCopy) throw new Error('LdltSolver: a compact solve needs the compactCopy option');
     const F = compact ? 2 * this.compactBase : 0; // where the panels are read: the doubles, or the float32 copy
     const t0 = performance.now();

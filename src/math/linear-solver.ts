@@ -80,12 +80,12 @@ export function createLinearSolver(name: 'auto' | LinearSolverName, options: Lin
 
 /**
  * The lagged Cholesky while its factorizations stay within AUTO_SOLVER_LIMITS, else Jacobi PCG. The choice is
- * made from the symbolic analysis of each new pattern (the one the Cholesky needs anyway), not from timings, so a
- * run makes the same choices every time; once a pattern (grown by contacts) passes the limits, the rest of the run
- * stays with PCG.
+ * made from the symbolic analysis of each pattern the Cholesky factors (it needs that analysis anyway), not from
+ * timings, so a run makes the same choices every time; once a pattern (grown by contacts) passes the limits, the
+ * rest of the run stays with PCG.
  */
 export class AutoLinearSolver implements LinearSolver {
-  private readonly direct = new LaggedCholeskySolver();
+  private readonly direct: LaggedCholeskySolver;
   private readonly iterative: PcgSolver;
   private useIterative = false;
 
@@ -93,10 +93,11 @@ export class AutoLinearSolver implements LinearSolver {
     options: LinearSolverOptions = {},
     private readonly limits = AUTO_SOLVER_LIMITS,
   ) {
+    this.direct = new LaggedCholeskySolver({ accept: (sym) => withinLimits(sym, limits) });
     this.iterative = new PcgSolver(options);
   }
 
-  /** The solver in use: 'ldlt-lagged' until a pattern passes the limits, then 'pcg'. */
+  /** The solver in use: 'ldlt-lagged' until a factorization would pass the limits, then 'pcg'. */
   get name(): LinearSolverName {
     return this.useIterative ? 'pcg' : 'ldlt-lagged';
   }
@@ -114,15 +115,18 @@ export class AutoLinearSolver implements LinearSolver {
     };
   }
 
-  /** The solver for matrices of this pattern (analyzing it unless PCG was chosen already). */
+  /** The solver a matrix of this pattern would start with (from its symbolic analysis; the choice is not changed). */
   choose(pattern: BsrPattern): LinearSolverName {
-    if (!this.useIterative) {
-      this.useIterative = !withinLimits(this.direct.plan(pattern), this.limits);
-    }
-    return this.name;
+    return !this.useIterative && withinLimits(this.direct.plan(pattern), this.limits) ? 'ldlt-lagged' : 'pcg';
   }
 
   solve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats {
-    return this.choose(A.pattern) === 'pcg' ? this.iterative.solve(A, b, x) : this.direct.solve(A, b, x);
+    if (!this.useIterative) {
+      const stats = this.direct.trySolve(A, b, x);
+      if (stats) return stats;
+      this.useIterative = true;
+      x.fill(0);
+    }
+    return this.iterative.solve(A, b, x);
   }
 }
