@@ -289,7 +289,7 @@ export const sceneSchema = z.strictObject({
       linear: z
         .enum(['auto', 'pcg', 'ldlt', 'ldlt-lagged'])
         .default('auto')
-        .describe("'pcg' Jacobi CG, 'ldlt' Cholesky per solve, 'ldlt-lagged' CG on a reused Cholesky factor; 'auto': ldlt-lagged up to 60,000 DOFs, pcg above"),
+        .describe("'pcg' Jacobi CG, 'ldlt' Cholesky per solve, 'ldlt-lagged' CG on a reused Cholesky factor; 'auto': ldlt-lagged while a factorization needs at most 5e10 flops and 1 GiB (predicted by its symbolic analysis), pcg beyond"),
       tolerance: positive.default(0.01).describe('Newton stop |dx|_inf <= tolerance * h'),
       maxNewtonIterations: z.number().int().positive().default(100),
       cgTolerance: positive.default(1e-4).describe('PCG relative residual'),

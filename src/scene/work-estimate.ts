@@ -6,7 +6,8 @@
  */
 
 import { findIntegrator } from '../integrators/registry.js';
-import { frameInterval, resolveLinearSolver } from '../sim/simulate.js';
+import { AUTO_SOLVER_LIMITS } from '../math/linear-solver.js';
+import { frameInterval } from '../sim/simulate.js';
 import { SceneError, type BodyDef, type Scene } from './schema.js';
 
 const MiB = 2 ** 20;
@@ -119,9 +120,12 @@ export function estimateWork(scene: Scene, meshSize: MeshSizer, runs = 1): WorkE
   const steps = stepCount(scene);
   const frames = Math.floor(steps / frameInterval({ frameRate: scene.frameRate, h: scene.dt })) + 1;
   const dofs = 3 * nodes;
-  const direct = findIntegrator(scene.integrator.name).implicit && resolveLinearSolver(scene.solver.linear, dofs) !== 'pcg';
   const m = MEMORY_MODEL;
-  const memoryBytes = m.baseBytes + m.perNode * nodes + m.perTet * tets + (direct ? m.factorPerDof43 * dofs ** (4 / 3) : 0) + m.perStep * steps;
+  const linear = scene.solver.linear;
+  // 'auto' factors only while the factor stays within its memory limit, else it runs PCG (no factor).
+  const factorModel = m.factorPerDof43 * dofs ** (4 / 3);
+  const factorBytes = !findIntegrator(scene.integrator.name).implicit || linear === 'pcg' ? 0 : linear === 'auto' ? (factorModel <= AUTO_SOLVER_LIMITS.maxFactorBytes ? factorModel : 0) : factorModel;
+  const memoryBytes = m.baseBytes + m.perNode * nodes + m.perTet * tets + factorBytes + m.perStep * steps;
   const o = OUTPUT_MODEL;
   const frameBytes = o.frameVertexBytes * drawnNodes + o.frameTriangleBytes * triangles;
   const outputBytes = runs * ((steps + 1) * o.metricsRowBytes + frames * frameBytes);
