@@ -18,8 +18,8 @@
  * What the kinds that thin shells and codimensional points need would add: vertex-vertex and vertex-edge pairs
  * (free particles, rods) are surface kinds found by the broad phase (which would list vertex-vertex and
  * vertex-edge box pairs); shells' two-sided triangles need no new kind (the distances are unsigned); a thickness
- * offset (Codim-IPC) would be a per-pair constant that the barrier arithmetic (distance-barrier.ts) subtracts from
- * d and the CCD keeps as its minimum separation.
+ * offset (Codim-IPC) would be a per-pair constant that the barrier arithmetic (distance-pair.ts) subtracts from d
+ * and the CCD keeps as its minimum separation.
  */
 import type { BsrMatrix } from '../../math/bsr.js';
 import type { SpatialHashBroadPhase } from '../broad-phase.js';

@@ -1,11 +1,13 @@
 /**
  * Where contact meets the degrees of freedom: a pair's stencil (its nodes, at most MAX_STENCIL) is read from the
- * position vector, and its local gradient and Hessian (3 per node, Hessians (3n x 3n) row-major) are added into
- * the global ones, here and nowhere else.
+ * position vector, and its local gradient and Hessian (3 per node; Hessians (3n x 3n) row-major) are added into the
+ * global ones, here and nowhere else.
  *
- * Today every collision vertex is a node of x with its own 3 DOFs. A body whose vertices are mapped from fewer
- * DOFs (an affine body: x_v = A x_rest + p) would gather through that map and scatter J^T g and J^T H J in these
- * functions, and the pattern helpers would name the DOF blocks the vertices map to; the pair kinds would not change.
+ * Today every collision vertex is a node of x with its own 3 DOFs. For vertices mapped from fewer DOFs (an affine
+ * body: x_v = A x_rest + p, linear in its 12 DOFs q) the kinds would read vertex positions the model evaluates once
+ * per x, and the scatters here would add J^T g and J^T H J into the DOFs' blocks (the pattern helpers naming those
+ * blocks); a vertex's trajectory stays linear along a Newton step, so the CCD end points below stay exact. The pair
+ * kinds would not change.
  */
 import type { BsrMatrix, BsrPattern, PatternBuilder } from '../../math/bsr.js';
 
@@ -95,8 +97,7 @@ export function addStencilPattern(builder: PatternBuilder, nodes: Int32Array, of
 
 /**
  * CCD end points of the stencil nodes[offset .. offset + size): positions at x into points[0 .. size) and at
- * x + t dx into points[MAX_STENCIL .. MAX_STENCIL + size). (A vertex mapped linearly from the DOFs moves linearly
- * too, so the CCD stays exact through a map.)
+ * x + t dx into points[MAX_STENCIL .. MAX_STENCIL + size).
  */
 export function gatherEndpoints(
   x: Float64Array,
