@@ -6,7 +6,8 @@
  *                                                         run <steps> steps (from the state in <from> if given),
  *                                                         write positions and velocities to <file>
  *   npx tsx bench/resume.ts run <scene> <steps> <file>    start from <file>, run <steps> steps, print per-step
- *                                                         Newton iterations and seconds, then the time split
+ *                                                         Newton iterations, wall and CPU seconds and energies
+ *                                                         (17 digits), then the time split
  *
  * The resumed run starts its clock at t = 0 and takes its initial energy H0 from the saved state, so energy
  * targets and schedules differ from the full run's; the Newton work of the steps is what this is for.
@@ -43,15 +44,25 @@ if (input) {
   model.v0.set(state.subarray(n));
 }
 
+const cpuNow = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
 let last = performance.now();
+let lastCpu = cpuNow();
 const { summary, state } = simulate(model, options, {
   step(record) {
     if (record.step === 0) return;
     const now = performance.now();
+    const cpu = cpuNow();
+    // Energies to 17 digits, so two builds can be compared to the last bit.
+    const contact = record.potentials.get('contact');
     console.log(
-      `step ${record.step}: ${record.newtonIterations} Newton, ${((now - last) / 1000).toFixed(1)} s, ${record.activeContacts} active pairs`,
+      `step ${record.step}: ${record.newtonIterations} Newton, ${((now - last) / 1000).toFixed(1)} s, ${(cpu - lastCpu).toFixed(2)} CPU s, ` +
+        `${record.activeContacts} active pairs, H ${record.total.toPrecision(17)}${contact === undefined ? '' : `, contact ${contact.toPrecision(17)}`}`,
     );
     last = now;
+    lastCpu = cpu;
   },
 });
 

@@ -1,13 +1,15 @@
-import type { BsrPattern, PatternBuilder } from '../math/bsr.js';
-import { edgeEdgeMollifierThreshold } from './barrier.js';
+import type { BsrPattern } from '../math/bsr.js';
+import { polarDecomposition } from '../math/small.js';
 import type { SpatialHashBroadPhase } from './broad-phase.js';
 import type { CollisionMesh } from './collision-mesh.js';
-import { edgeEdgeDistance2, edgeEdgeDistanceType, pointTriangleDistance2, pointTriangleDistanceType } from './distance.js';
-import { polarDecomposition } from '../math/small.js';
+import { PairScratch, type SurfacePairKind } from './pairs/pair-kind.js';
+import { PairList } from './pairs/pair-list.js';
+import { SURFACE_PAIR_KINDS } from './pairs/registry.js';
+import { stencilInPattern } from './pairs/stencil.js';
 
 /**
- * Contact candidates of one kind, pairs inside one body (self-contact) or pairs across groups, kept as 4-node
- * stencils: [vertex, t0, t1, t2] for vertex-triangle pairs, [ea0, ea1, eb0, eb1] for edge-edge pairs.
+ * Contact candidates of one reach, pairs inside one body (self-contact) or pairs across groups, one PairList per
+ * surface pair kind (vertex-triangle, edge-edge).
  *
  * The set is built at a reference position from boxes inflated by (dhat + margin)/2: a pair left out has a gap of at
  * least dhat + margin along some axis there. It stays valid while every collision vertex stays within margin/2 (per
@@ -15,28 +17,15 @@ import { polarDecomposition } from '../math/small.js';
  * distance, so there each vertex is compared with the reference after the body's best-fitting rigid motion is
  * undone (centroids and the polar rotation of their covariance): a falling, flying or tumbling body keeps its
  * self-contact set for many steps; only its deformation counts.
+ *
+ * Per candidate the lists keep its distance at the reference (distanceRef) and, after each `update`, how much closer
+ * it can be now (slack: the largest displacement among its first primitive's nodes plus the largest among its
+ * second's, Euclidean, relative to the body's rigid motion inside a body) and whether it is live (can be closer
+ * than dhat); `covered` says whether its Hessian blocks are in the bound pattern.
  */
 export class CandidateSet {
-  count = 0;
-  /** 4 node ids per candidate. */
-  nodes = new Int32Array(0);
-  /** 1 for edge-edge pairs. */
-  edgeEdge = new Uint8Array(0);
-  /** Edge-edge mollifier threshold eps_x (from rest positions); 0 for vertex-triangle pairs. */
-  mollifierEps = new Float64Array(0);
-  /** 1 when every coupling of the candidate between free nodes is a block of the bound Hessian pattern. */
-  covered = new Uint8Array(0);
-  /** Distance of each candidate at the reference position. */
-  distanceRef = new Float64Array(0);
-  /**
-   * Per candidate, how much closer than distanceRef it can be at the x of the last `update`: the largest
-   * displacement among its first primitive's nodes plus the largest among its second's (Euclidean, relative to
-   * the group's mean for pairs inside a body).
-   */
-  slack = new Float64Array(0);
-  /** Candidates that can be closer than dhat at the x of the last `update` (the others provably are not). */
-  live = new Int32Array(0);
-  liveCount = 0;
+  /** The candidates, one list per surface pair kind. */
+  readonly lists: readonly PairList<SurfacePairKind>[] = SURFACE_PAIR_KINDS.map((kind) => new PairList(kind));
   margin: number;
   /** Largest per-axis vertex displacement from the reference at the x of the last `update`. */
   delta = 0;
@@ -44,7 +33,7 @@ export class CandidateSet {
   private readonly xRef: Float64Array;
   /** Euclidean displacement of each node from the reference (free collision vertices only). */
   private readonly moved: Float64Array;
-  private readonly scratch = new Float64Array(12);
+  private readonly scratch = new PairScratch();
   /** The free vertices whose motion matters: all of them across bodies, those of self-contact bodies inside one. */
   private readonly vertices: Uint32Array;
   /** Per group: centroid now and at the reference (3 each), and the rotation from the reference (9, row-major). */
@@ -84,18 +73,35 @@ export class CandidateSet {
     const delta = this.displacement(x);
     if (2 * delta > this.margin) return false;
     this.delta = delta;
-    const { nodes, edgeEdge, distanceRef, slack, live, moved } = this;
-    let n = 0;
-    for (let k = 0; k < this.count; k++) {
-      const o = 4 * k;
-      const a = moved[nodes[o]], b = moved[nodes[o + 1]], c = moved[nodes[o + 2]], d = moved[nodes[o + 3]];
-      // Vertex-triangle: [v | t0 t1 t2]; edge-edge: [a0 a1 | b0 b1].
-      const s = edgeEdge[k] ? Math.max(a, b) + Math.max(c, d) : a + Math.max(b, c, d);
-      slack[k] = s;
-      if (distanceRef[k] - s < this.dhat) live[n++] = k;
+    for (const list of this.lists) {
+      const { distanceRef, slack, live } = list;
+      let n = 0;
+      for (let k = 0; k < list.count; k++) {
+        const s = this.slackOf(list, k);
+        slack[k] = s;
+        if (distanceRef[k] - s < this.dhat) live[n++] = k;
+      }
+      list.liveCount = n;
     }
-    this.liveCount = n;
     return true;
+  }
+
+  /** The largest displacement among pair k's first primitive's nodes plus the largest among its second's. */
+  private slackOf(list: PairList, k: number): number {
+    const { nodes } = list;
+    const { size, split } = list.kind;
+    const moved = this.moved;
+    const o = size * k;
+    if (size === 4) {
+      // Every kind today has 4 nodes: written out, which keeps this loop over all candidates as fast as it was.
+      const a = moved[nodes[o]], b = moved[nodes[o + 1]], c = moved[nodes[o + 2]], d = moved[nodes[o + 3]];
+      return split === 1 ? a + Math.max(b, c, d) : split === 2 ? Math.max(a, b) + Math.max(c, d) : Math.max(a, b, c) + d;
+    }
+    let first = 0;
+    let second = 0;
+    for (let i = 0; i < split; i++) first = Math.max(first, moved[nodes[o + i]]);
+    for (let i = split; i < size; i++) second = Math.max(second, moved[nodes[o + i]]);
+    return first + second;
   }
 
   /**
@@ -169,47 +175,9 @@ export class CandidateSet {
     // Inside a body the neighbourhood is dense (the set grows with the square of the reach), so the cap is lower.
     if (this.built) this.margin = Math.min((this.sameGroup ? 4 : 10) * this.dhat, Math.max(this.dhat, 2 * this.displacement(x)));
     broadPhase.findProximityCandidates(x, this.dhat + this.margin, this.sameGroup ? 'same-group' : 'cross-group');
-    const { triangles, edges } = this.mesh;
-    const capacity = broadPhase.vertexTriangleCount + broadPhase.edgeEdgeCount;
-    if (this.edgeEdge.length < capacity) {
-      this.nodes = new Int32Array(4 * capacity);
-      this.edgeEdge = new Uint8Array(capacity);
-      this.mollifierEps = new Float64Array(capacity);
-      this.covered = new Uint8Array(capacity);
-      this.distanceRef = new Float64Array(capacity);
-      this.slack = new Float64Array(capacity);
-      this.live = new Int32Array(capacity);
-    }
-    let n = 0;
-    for (let k = 0; k < broadPhase.vertexTriangleCount; k++) {
-      const v = broadPhase.vertexTrianglePairs[2 * k], t = broadPhase.vertexTrianglePairs[2 * k + 1];
-      const o = 4 * n;
-      this.nodes[o] = v;
-      this.nodes[o + 1] = triangles[3 * t];
-      this.nodes[o + 2] = triangles[3 * t + 1];
-      this.nodes[o + 3] = triangles[3 * t + 2];
-      this.edgeEdge[n] = 0;
-      this.mollifierEps[n] = 0;
-      n++;
-    }
-    for (let k = 0; k < broadPhase.edgeEdgeCount; k++) {
-      const a = broadPhase.edgeEdgePairs[2 * k], b = broadPhase.edgeEdgePairs[2 * k + 1];
-      const o = 4 * n;
-      this.nodes[o] = edges[2 * a];
-      this.nodes[o + 1] = edges[2 * a + 1];
-      this.nodes[o + 2] = edges[2 * b];
-      this.nodes[o + 3] = edges[2 * b + 1];
-      this.edgeEdge[n] = 1;
-      for (let i = 0; i < 4; i++) gatherNode(this.rest, this.nodes[o + i], this.scratch, 3 * i);
-      this.mollifierEps[n] = edgeEdgeMollifierThreshold(this.scratch);
-      n++;
-    }
-    this.count = n;
-    const x12 = this.scratch;
-    for (let k = 0; k < n; k++) {
-      for (let i = 0; i < 4; i++) gatherNode(x, this.nodes[4 * k + i], x12, 3 * i);
-      const d2 = this.edgeEdge[k] ? edgeEdgeDistance2(x12, edgeEdgeDistanceType(x12)) : pointTriangleDistance2(x12, pointTriangleDistanceType(x12));
-      this.distanceRef[k] = Math.sqrt(d2);
+    for (const list of this.lists) {
+      list.kind.collect(broadPhase, this.mesh, this.rest, list);
+      for (let k = 0; k < list.count; k++) list.distanceRef[k] = Math.sqrt(list.kind.distance2(list, k, x, this.scratch));
     }
     this.xRef.set(x);
     if (this.sameGroup) groupMeans(this.mesh, this.vertices, x, null, this.centerRef, this.groupSize);
@@ -221,10 +189,13 @@ export class CandidateSet {
   markCovered(pattern: BsrPattern): number {
     const fixed = this.mesh.fixedNodes;
     let missing = 0;
-    for (let k = 0; k < this.count; k++) {
-      const ok = stencilInPattern(pattern, this.nodes, 4 * k, 4, fixed) ? 1 : 0;
-      this.covered[k] = ok;
-      if (!ok) missing++;
+    for (const list of this.lists) {
+      const size = list.kind.size;
+      for (let k = 0; k < list.count; k++) {
+        const ok = stencilInPattern(pattern, list.nodes, size * k, size, fixed) ? 1 : 0;
+        list.covered[k] = ok;
+        if (!ok) missing++;
+      }
     }
     return missing;
   }
@@ -254,34 +225,3 @@ export function groupMeans(
   for (let i = 0; i < count.length; i++) if (count[i] > 0) for (let k = 0; k < 3; k++) mean[3 * i + k] /= count[i];
 }
 
-/** Whether every coupling between the free nodes of a stencil (nodes[offset .. offset + size)) is a block of the pattern. */
-export function stencilInPattern(pattern: BsrPattern, nodes: Int32Array, offset: number, size: number, fixed: Uint8Array): boolean {
-  for (let a = 0; a < size; a++) {
-    const na = nodes[offset + a];
-    if (fixed[na]) continue;
-    for (let b = a + 1; b < size; b++) {
-      const nb = nodes[offset + b];
-      if (!fixed[nb] && pattern.slot(na, nb) < 0) return false;
-    }
-  }
-  return true;
-}
-
-/** The free nodes of a stencil (nodes[offset .. offset + size)) into `free` (4-long); returns how many. */
-export function freeStencilNodes(nodes: Int32Array, offset: number, size: number, fixed: Uint8Array, free: Int32Array): number {
-  let m = 0;
-  for (let a = 0; a < size; a++) if (!fixed[nodes[offset + a]]) free[m++] = nodes[offset + a];
-  return m;
-}
-
-/** Registers the couplings between the free nodes of a stencil (nodes[offset .. offset + size)); `free` is 4-long scratch. */
-export function addStencilPattern(builder: PatternBuilder, nodes: Int32Array, offset: number, size: number, fixed: Uint8Array, free: Int32Array): void {
-  const m = freeStencilNodes(nodes, offset, size, fixed, free);
-  if (m > 1) builder.addClique(free.subarray(0, m));
-}
-
-export function gatherNode(x: Float64Array, node: number, out: Float64Array, o: number): void {
-  out[o] = x[3 * node];
-  out[o + 1] = x[3 * node + 1];
-  out[o + 2] = x[3 * node + 2];
-}

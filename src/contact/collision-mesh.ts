@@ -118,12 +118,6 @@ export function buildCollisionMesh(
   };
 }
 
-/** Signed distance of node v from the plane (positive on the free side). */
-export function planeSignedDistance(plane: ContactPlane, x: Float64Array, v: number): number {
-  const [nx, ny, nz] = plane.normal;
-  return nx * x[3 * v] + ny * x[3 * v + 1] + nz * x[3 * v + 2] - plane.offset;
-}
-
 /** "triangle 12 (nodes 3, 4, 9) of body 'ball'", for error messages. */
 export function describeTriangle(mesh: CollisionMesh, t: number): string {
   const a = mesh.triangles[3 * t], b = mesh.triangles[3 * t + 1], c = mesh.triangles[3 * t + 2];

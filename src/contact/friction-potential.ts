@@ -1,16 +1,10 @@
 import type { PotentialTerm } from '../energies/potential.js';
 import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
 import type { ActiveContact, BarrierPotential } from './barrier-potential.js';
-import { addStencilPattern, gatherNode, stencilInPattern } from './candidate-set.js';
-import { pairFriction, type CollisionMesh } from './collision-mesh.js';
-import type { EdgeEdgeDistanceType, PointTriangleDistanceType } from './distance.js';
-import {
-  edgeEdgeFrictionBasis,
-  frictionDissipation,
-  frictionLocal,
-  planeFrictionBasis,
-  vertexTriangleFrictionBasis,
-} from './friction.js';
+import type { CollisionMesh } from './collision-mesh.js';
+import { frictionDissipation, frictionLocal } from './friction.js';
+import { pairKindNamed } from './pairs/registry.js';
+import { MAX_STENCIL, addStencilPattern, gatherNode, scatterGradient, scatterHessian, stencilInPattern } from './pairs/stencil.js';
 
 /**
  * IPC's lagged Coulomb friction (Li et al. 2020) as a dissipative term of the step's minimisation (not of P):
@@ -20,7 +14,8 @@ import {
  * with the contacts, their normal forces lambda_k, closest-point weights w_k and tangent bases P_k frozen at the
  * step start x_n (friction.ts has the local formulas). The step's velocity is v = (x - xHat) / beta, so the
  * gradient is the friction force mu lambda f1(|v_t| / eps_v) opposing the tangential velocity; the incremental
- * potential weighs D with the same c as P. mu_k is the smaller of the two surfaces' coefficients.
+ * potential weighs D with the same c as P. mu_k is the smaller of the two surfaces' coefficients. The contact's
+ * pair kind gives mu_k and the frame (w_k, P_k); from there on every contact is a stencil of up to 4 nodes.
  */
 export class FrictionPotential implements PotentialTerm {
   readonly name = 'friction';
@@ -75,27 +70,15 @@ export class FrictionPotential implements PotentialTerm {
       this.bases = new Float64Array(6 * m);
       this.muLambda = new Float64Array(m);
     }
-    const { groupOfNode, groups, planes } = this.mesh;
     let n = 0;
     for (const c of this.contacts) {
-      const ga = groupOfNode[c.nodes[0]];
-      const mu =
-        c.kind === 'vertex-plane'
-          ? pairFriction(groups[ga].friction, planes[c.plane].friction)
-          : pairFriction(groups[ga].friction, groups[groupOfNode[c.nodes[c.kind === 'edge-edge' ? 2 : 1]]].friction);
+      const kind = pairKindNamed(c.kind);
+      const mu = kind.frictionCoefficient(this.mesh, c);
       if (!(mu > 0) || !(c.normalForce > 0)) continue;
       const w = this.weights.subarray(4 * n, 4 * n + 4);
       const P = this.bases.subarray(6 * n, 6 * n + 6);
-      let size: number;
-      if (c.kind === 'vertex-plane') {
-        size = planeFrictionBasis(planes[c.plane].normal, w, P);
-      } else {
-        for (let i = 0; i < 4; i++) gatherNode(xn, c.nodes[i], this.x12, 3 * i);
-        size =
-          c.kind === 'vertex-triangle'
-            ? vertexTriangleFrictionBasis(this.x12, c.type as PointTriangleDistanceType, w, P)
-            : edgeEdgeFrictionBasis(this.x12, c.type as EdgeEdgeDistanceType, w, P);
-      }
+      for (let i = 0; i < c.nodes.length; i++) gatherNode(xn, c.nodes[i], this.x12, 3 * i);
+      const size = kind.frictionFrame(this.mesh, c, this.x12, w, P);
       for (let i = 0; i < 4; i++) this.nodes[4 * n + i] = i < size ? c.nodes[i] : -1;
       this.sizes[n] = size;
       this.muLambda[n] = mu * c.normalForce;
@@ -131,33 +114,16 @@ export class FrictionPotential implements PotentialTerm {
     for (let k = 0; k < this.count; k++) {
       const size = this.load(k, x);
       frictionLocal(this.xs, this.xns, size, this.w, this.P, 1, this.muLambda[k], this.eps, this.grad, null);
-      for (let i = 0; i < size; i++) {
-        const o = 3 * this.nodes[4 * k + i];
-        for (let a = 0; a < 3; a++) g[o + a] += scale * this.grad[3 * i + a];
-      }
+      scatterGradient(g, this.nodes, 4 * k, size, this.grad, scale);
     }
   }
 
   addHessian(x: Float64Array, scale: number, H: BsrMatrix, _projectPsd: boolean): void {
-    const fixed = this.mesh.fixedNodes;
-    const { values, pattern } = H;
     for (let k = 0; k < this.count; k++) {
       const size = this.load(k, x);
       // The local Hessian is PSD by construction (friction.ts).
       frictionLocal(this.xs, this.xns, size, this.w, this.P, 1, this.muLambda[k], this.eps, null, this.hess);
-      const dim = 3 * size;
-      for (let a = 0; a < size; a++) {
-        const na = this.nodes[4 * k + a];
-        if (fixed[na]) continue;
-        for (let b = 0; b < size; b++) {
-          const nb = this.nodes[4 * k + b];
-          if (fixed[nb]) continue;
-          const slot = pattern.slot(na, nb);
-          if (slot < 0) continue; // a coupling the pattern lacks (checked by patternStale): never reached
-          const o = 9 * slot;
-          for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) values[o + 3 * i + j] += scale * this.hess[(3 * a + i) * dim + 3 * b + j];
-        }
-      }
+      scatterHessian(H, this.nodes, 4 * k, size, this.mesh.fixedNodes, this.hess, scale);
     }
   }
 
@@ -173,7 +139,7 @@ export class FrictionPotential implements PotentialTerm {
   }
 
   addPattern(builder: PatternBuilder): void {
-    const free = new Int32Array(4);
+    const free = new Int32Array(MAX_STENCIL);
     for (let k = 0; k < this.count; k++) addStencilPattern(builder, this.nodes, 4 * k, this.sizes[k], this.mesh.fixedNodes, free);
   }
 

@@ -4,10 +4,10 @@
  *
  *   - findIntersection: the first violation found, in this order
  *       (a) a surface edge crossing a surface triangle it shares no node with (coplanar overlap counts),
- *       (b) a collision vertex that is not fixed on or below a plane (normal . p - offset <= 0),
- *       (c) a vertex-triangle or edge-edge pair at distance exactly 0;
- *   - minimumDistance: the smallest vertex-triangle / edge-edge distance within a search radius, and the signed
- *     distance of every free vertex to every plane.
+ *       (b) a collision vertex that is not fixed on or below an obstacle (a plane: normal . p - offset <= 0),
+ *       (c) a pair of mesh primitives (every surface pair kind: vertex-triangle, edge-edge) at distance exactly 0;
+ *   - minimumDistance: the smallest surface-pair distance within a search radius, and the signed distance of every
+ *     free vertex to every obstacle.
  *
  * Both follow the collision system's pairing rules: pairs whose nodes are all fixed (obstacle against obstacle)
  * are skipped, and pairs inside one group only count when that group has selfContact.
@@ -19,17 +19,20 @@
  */
 
 import { SpatialHashBroadPhase } from './broad-phase.js';
-import { type CollisionMesh, describeEdge, describeTriangle, describeVertex, planeSignedDistance } from './collision-mesh.js';
-import { edgeEdgeDistance2, pointTriangleDistance2 } from './distance.js';
+import { type CollisionMesh, describeEdge, describeTriangle } from './collision-mesh.js';
+import { type ObstaclePairKind, PairScratch, type SurfacePairKind } from './pairs/pair-kind.js';
+import { PairList } from './pairs/pair-list.js';
+import { OBSTACLE_PAIR_KINDS, SURFACE_PAIR_KINDS } from './pairs/registry.js';
 
 export interface IntersectionReport {
-  kind: 'edge-triangle' | 'vertex-plane' | 'vertex-triangle' | 'edge-edge';
+  /** 'edge-triangle', or the pair kind that touches or crosses ('vertex-plane', 'vertex-triangle', 'edge-edge'). */
+  kind: string;
   /** Names both primitives, e.g. "edge 5 (nodes 3, 4) of body 'ball' intersects triangle 7 (...) of obstacle 'stairs'". */
   message: string;
 }
 
 export interface MinimumDistance {
-  /** Unsigned for vertex-triangle and edge-edge pairs; signed (negative below) for planes. */
+  /** Unsigned for pairs of mesh primitives; signed (negative below) for obstacles. */
   distance: number;
   message: string;
 }
@@ -43,19 +46,54 @@ export const ORIENTATION_TOLERANCE = 1e-12;
 /** Triangles with |n| below this fraction of |u| |v| are slivers: no plane to cross, skipped by test (a). */
 const DEGENERATE_TRIANGLE = 1e-12;
 
-// One broad phase per collision mesh, so repeated checks on one model reuse its buffers.
-const broadPhases = new WeakMap<CollisionMesh, SpatialHashBroadPhase>();
+/** What the checks of one collision mesh keep between calls: a broad phase and the pair lists, one per kind. */
+interface Checker {
+  broadPhase: SpatialHashBroadPhase;
+  surfacePairs: PairList<SurfacePairKind>[];
+  /** Every free vertex with every obstacle (fixed, like the mesh). */
+  obstaclePairs: PairList<ObstaclePairKind>[];
+  scratch: PairScratch;
+}
 
-function broadPhaseOf(mesh: CollisionMesh): SpatialHashBroadPhase {
-  let bp = broadPhases.get(mesh);
-  if (bp === undefined) {
-    bp = new SpatialHashBroadPhase(
-      { vertices: mesh.vertices, edges: mesh.edges, triangles: mesh.triangles },
-      { fixedNodes: mesh.fixedNodes },
-    );
-    broadPhases.set(mesh, bp);
+// One checker per collision mesh, so repeated checks on one model reuse its buffers.
+const checkers = new WeakMap<CollisionMesh, Checker>();
+
+function checkerOf(mesh: CollisionMesh): Checker {
+  let checker = checkers.get(mesh);
+  if (checker === undefined) {
+    const freeVertices = mesh.vertices.filter((v) => mesh.fixedNodes[v] === 0);
+    checker = {
+      broadPhase: new SpatialHashBroadPhase(
+        { vertices: mesh.vertices, edges: mesh.edges, triangles: mesh.triangles },
+        { fixedNodes: mesh.fixedNodes },
+      ),
+      surfacePairs: SURFACE_PAIR_KINDS.map((kind) => new PairList(kind)),
+      obstaclePairs: OBSTACLE_PAIR_KINDS.map((kind) => {
+        const list = new PairList(kind);
+        kind.collect(mesh, freeVertices, list);
+        return list;
+      }),
+      scratch: new PairScratch(),
+    };
+    checkers.set(mesh, checker);
   }
-  return bp;
+  return checker;
+}
+
+/**
+ * The surface pairs of the broad phase's last query into the checker's lists, minus those inside one group
+ * without selfContact (the broad phase here knows no groups).
+ */
+function collectSurfacePairs(mesh: CollisionMesh, checker: Checker): void {
+  for (const list of checker.surfacePairs) {
+    list.kind.collect(checker.broadPhase, mesh, null, list);
+    const { size, split } = list.kind;
+    let n = 0;
+    for (let k = 0; k < list.count; k++) {
+      if (!skippedBySelfContact(mesh, list.nodes[size * k], list.nodes[size * k + split])) list.live[n++] = k;
+    }
+    list.liveCount = n;
+  }
 }
 
 /** Whether a pair of primitives whose first nodes are a and b is excluded by the groups' selfContact flags. */
@@ -64,21 +102,9 @@ function skippedBySelfContact(mesh: CollisionMesh, a: number, b: number): boolea
   return g >= 0 && g === mesh.groupOfNode[b] && !mesh.groups[g].selfContact;
 }
 
-// Packed stencil for the distance functions.
-const stencil = new Float64Array(12);
-
-function packStencil(x: Float64Array, a: number, b: number, c: number, d: number): Float64Array {
-  for (let k = 0; k < 3; k++) {
-    stencil[k] = x[3 * a + k];
-    stencil[3 + k] = x[3 * b + k];
-    stencil[6 + k] = x[3 * c + k];
-    stencil[9 + k] = x[3 * d + k];
-  }
-  return stencil;
-}
-
 export function findIntersection(mesh: CollisionMesh, x: Float64Array): IntersectionReport | null {
-  const bp = broadPhaseOf(mesh);
+  const checker = checkerOf(mesh);
+  const bp = checker.broadPhase;
   const E = mesh.edges, T = mesh.triangles;
 
   // (a) edges through triangles.
@@ -93,115 +119,80 @@ export function findIntersection(mesh: CollisionMesh, x: Float64Array): Intersec
     }
   }
 
-  // (b) free vertices on or below a plane.
-  for (const plane of mesh.planes) {
-    for (let i = 0; i < mesh.vertices.length; i++) {
-      const v = mesh.vertices[i];
-      if (mesh.fixedNodes[v] !== 0) continue;
-      const s = planeSignedDistance(plane, x, v);
+  // (b) free vertices on or below an obstacle.
+  for (const list of checker.obstaclePairs) {
+    for (let k = 0; k < list.count; k++) {
+      const s = list.kind.signedDistance(list, k, x);
       if (s <= 0) {
-        return {
-          kind: 'vertex-plane',
-          message: `${describeVertex(mesh, v)} lies on or below plane '${plane.name}' (signed distance ${s})`,
-        };
+        const [vertex, obstacle] = list.kind.describe(mesh, list, k);
+        return { kind: list.kind.name, message: `${vertex} lies on or below ${obstacle} (signed distance ${s})` };
       }
     }
   }
 
   // (c) pairs touching exactly: boxes without inflation list every pair at distance 0.
   bp.findProximityCandidates(x, 0);
-  for (let k = 0; k < bp.vertexTriangleCount; k++) {
-    const v = bp.vertexTrianglePairs[2 * k], t = bp.vertexTrianglePairs[2 * k + 1];
-    const a = T[3 * t], b = T[3 * t + 1], c = T[3 * t + 2];
-    if (skippedBySelfContact(mesh, v, a)) continue;
-    if (pointTriangleDistance2(packStencil(x, v, a, b, c)) === 0) {
-      return { kind: 'vertex-triangle', message: `${describeVertex(mesh, v)} touches ${describeTriangle(mesh, t)} (distance 0)` };
-    }
-  }
-  for (let k = 0; k < bp.edgeEdgeCount; k++) {
-    const ea = bp.edgeEdgePairs[2 * k], eb = bp.edgeEdgePairs[2 * k + 1];
-    const a0 = E[2 * ea], a1 = E[2 * ea + 1], b0 = E[2 * eb], b1 = E[2 * eb + 1];
-    if (skippedBySelfContact(mesh, a0, b0)) continue;
-    if (edgeEdgeDistance2(packStencil(x, a0, a1, b0, b1)) === 0) {
-      return { kind: 'edge-edge', message: `${describeEdge(mesh, ea)} touches ${describeEdge(mesh, eb)} (distance 0)` };
+  collectSurfacePairs(mesh, checker);
+  for (const list of checker.surfacePairs) {
+    for (let q = 0; q < list.liveCount; q++) {
+      const k = list.live[q];
+      if (list.kind.distance2(list, k, x, checker.scratch) === 0) {
+        const [first, second] = list.kind.describe(mesh, list, k);
+        return { kind: list.kind.name, message: `${first} touches ${second} (distance 0)` };
+      }
     }
   }
   return null;
 }
 
 /**
- * Smallest distance over the vertex-triangle and edge-edge pairs closer than searchRadius (pairs farther away are
- * ignored) and over every free vertex against every plane (signed, no radius limit). null when no pair is within
- * the radius and there is no plane (or no free vertex). The radius sizes the broad phase's boxes, so keep it to the
- * scale of the contact gap (dhat or a few times it).
+ * Smallest distance over the surface pairs closer than searchRadius (pairs farther away are ignored) and over every
+ * free vertex against every obstacle (signed, no radius limit). null when no pair is within the radius and there is
+ * no obstacle (or no free vertex). The radius sizes the broad phase's boxes, so keep it to the scale of the contact
+ * gap (dhat or a few times it).
  */
 export function minimumDistance(mesh: CollisionMesh, x: Float64Array, searchRadius: number): MinimumDistance | null {
   if (!(searchRadius >= 0 && Number.isFinite(searchRadius))) {
     throw new Error(`minimumDistance: searchRadius must be finite and >= 0, got ${searchRadius}`);
   }
-  const bp = broadPhaseOf(mesh);
-  const E = mesh.edges, T = mesh.triangles;
+  const checker = checkerOf(mesh);
   const r2 = searchRadius * searchRadius;
-  // Best pair so far, squared; described only once at the end.
+  // Best pair so far (squared distance for surface pairs); described only once at the end.
   let best2 = Infinity;
-  let bestKind = 0; // 1 vertex-triangle, 2 edge-edge
-  let bestA = -1, bestB = -1;
+  let bestList: PairList | null = null;
+  let bestK = -1;
 
-  bp.findProximityCandidates(x, searchRadius);
-  for (let k = 0; k < bp.vertexTriangleCount; k++) {
-    const v = bp.vertexTrianglePairs[2 * k], t = bp.vertexTrianglePairs[2 * k + 1];
-    const a = T[3 * t], b = T[3 * t + 1], c = T[3 * t + 2];
-    if (skippedBySelfContact(mesh, v, a)) continue;
-    const d2 = pointTriangleDistance2(packStencil(x, v, a, b, c));
-    if (d2 <= r2 && d2 < best2) {
-      best2 = d2;
-      bestKind = 1;
-      bestA = v;
-      bestB = t;
-    }
-  }
-  for (let k = 0; k < bp.edgeEdgeCount; k++) {
-    const ea = bp.edgeEdgePairs[2 * k], eb = bp.edgeEdgePairs[2 * k + 1];
-    const a0 = E[2 * ea], a1 = E[2 * ea + 1], b0 = E[2 * eb], b1 = E[2 * eb + 1];
-    if (skippedBySelfContact(mesh, a0, b0)) continue;
-    const d2 = edgeEdgeDistance2(packStencil(x, a0, a1, b0, b1));
-    if (d2 <= r2 && d2 < best2) {
-      best2 = d2;
-      bestKind = 2;
-      bestA = ea;
-      bestB = eb;
+  checker.broadPhase.findProximityCandidates(x, searchRadius);
+  collectSurfacePairs(mesh, checker);
+  for (const list of checker.surfacePairs) {
+    for (let q = 0; q < list.liveCount; q++) {
+      const k = list.live[q];
+      const d2 = list.kind.distance2(list, k, x, checker.scratch);
+      if (d2 <= r2 && d2 < best2) {
+        best2 = d2;
+        bestList = list;
+        bestK = k;
+      }
     }
   }
 
   let best = Math.sqrt(best2);
-  let bestPlane = -1;
-  let bestVertex = -1;
-  mesh.planes.forEach((plane, pi) => {
-    for (let i = 0; i < mesh.vertices.length; i++) {
-      const v = mesh.vertices[i];
-      if (mesh.fixedNodes[v] !== 0) continue;
-      const s = planeSignedDistance(plane, x, v);
+  let signed = false;
+  for (const list of checker.obstaclePairs) {
+    for (let k = 0; k < list.count; k++) {
+      const s = list.kind.signedDistance(list, k, x);
       if (s < best) {
         best = s;
-        bestPlane = pi;
-        bestVertex = v;
+        bestList = list;
+        bestK = k;
+        signed = true;
       }
     }
-  });
+  }
 
-  if (bestPlane >= 0) {
-    return {
-      distance: best,
-      message: `${describeVertex(mesh, bestVertex)} and plane '${mesh.planes[bestPlane].name}' at signed distance ${best}`,
-    };
-  }
-  if (bestKind === 1) {
-    return { distance: best, message: `${describeVertex(mesh, bestA)} and ${describeTriangle(mesh, bestB)} at distance ${best}` };
-  }
-  if (bestKind === 2) {
-    return { distance: best, message: `${describeEdge(mesh, bestA)} and ${describeEdge(mesh, bestB)} at distance ${best}` };
-  }
-  return null;
+  if (bestList === null) return null;
+  const [first, second] = bestList.kind.describe(mesh, bestList, bestK);
+  return { distance: best, message: `${first} and ${second} at ${signed ? 'signed ' : ''}distance ${best}` };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

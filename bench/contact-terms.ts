@@ -1,0 +1,68 @@
+/**
+ * CPU milliseconds per call of the contact barrier's methods on a saved state (one from `bench/resume.ts save`),
+ * to compare contact code without the solver around it:
+ *
+ *   npx tsx bench/contact-terms.ts <scene> <file> [<calls>]
+ *
+ * Each method runs `calls` times (default 50) in 15 rounds; the fastest round is reported, which keeps other load
+ * on the machine out of the figure. maxStep takes a step of twice the state's velocity times h.
+ */
+import { readFileSync } from 'node:fs';
+import { loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
+import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import { buildModel } from '../src/scene/build.js';
+
+const [sceneName, file, callsText] = process.argv.slice(2);
+const calls = Number(callsText ?? 50);
+if (!sceneName || !file || !Number.isInteger(calls) || calls < 1) {
+  console.error('usage: npx tsx bench/contact-terms.ts <scene> <file> [<calls>]');
+  process.exit(2);
+}
+const { scene, baseDir } = loadScene(sceneName);
+const model = buildModel(scene, meshResolver(baseDir));
+const barrier = model.contact?.barrier;
+if (!barrier) {
+  console.error(`scene '${sceneName}' has no contact`);
+  process.exit(2);
+}
+const n = model.x0.length;
+const bytes = readFileSync(file);
+if (bytes.byteLength !== 16 * n) {
+  console.error(`${file}: ${bytes.byteLength} bytes, but scene '${sceneName}' needs ${16 * n} (positions and velocities of ${n / 3} nodes)`);
+  process.exit(2);
+}
+const state = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+const x = Float64Array.from(state.subarray(0, n));
+const h = toRunOptions(scene).h;
+const dx = Float64Array.from(state.subarray(n), (v) => 2 * h * v);
+
+barrier.patternStale(x);
+const builder = new PatternBuilder(model.nNodes);
+for (const term of model.terms) term.addPattern(builder);
+const H = new BsrMatrix(builder.build());
+for (const term of model.terms) term.bindPattern?.(H);
+const g = new Float64Array(n);
+
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+const methods: Record<string, () => unknown> = {
+  energy: () => barrier.energy(x),
+  gradient: () => barrier.addGradient(x, 1, g),
+  hessian: () => barrier.addHessian(x, 1, H, true),
+  maxStep: () => barrier.maxStep(x, dx),
+  activeContacts: () => barrier.activeContacts(x, null),
+  patternStale: () => barrier.patternStale(x),
+};
+console.log(`${sceneName}: ${barrier.activeContacts(x, null).count} active pairs; CPU ms per call (fastest of 15 rounds of ${calls})`);
+for (const [name, run] of Object.entries(methods)) {
+  for (let i = 0; i < Math.max(3, calls / 10); i++) run();
+  let best = Infinity;
+  for (let round = 0; round < 15; round++) {
+    const t0 = cpuMs();
+    for (let i = 0; i < calls; i++) run();
+    best = Math.min(best, (cpuMs() - t0) / calls);
+  }
+  console.log(`  ${name.padEnd(15)} ${best.toFixed(4)}`);
+}

@@ -1,0 +1,53 @@
+import type { PairKind } from './pair-kind.js';
+
+/**
+ * Pairs of one kind in typed arrays, so the loops over them stay monomorphic and allocate nothing. Pair k has
+ *   - its stencil nodes: nodes[size k .. size k + size), size = kind.size,
+ *   - its two primitives: primitives[2k] and [2k + 1], numbered as the kind says (a vertex's node id, a triangle,
+ *     edge or plane index), for messages,
+ *   - the kind's per-pair constants: constants[c k .. c k + c), c = kind.constantCount (the edge-edge mollifier
+ *     threshold, a plane's normal and offset),
+ * and the bookkeeping of a candidate set (candidate-set.ts): whether its Hessian blocks are in the bound pattern,
+ * its distance when found, how much closer it may be now, and which pairs are live (possibly closer than dhat).
+ */
+export class PairList<K extends PairKind = PairKind> {
+  count = 0;
+  nodes = new Int32Array(0);
+  primitives = new Int32Array(0);
+  constants = new Float64Array(0);
+  covered = new Uint8Array(0);
+  distanceRef = new Float64Array(0);
+  slack = new Float64Array(0);
+  live = new Int32Array(0);
+  liveCount = 0;
+
+  constructor(readonly kind: K) {}
+
+  /** Room for n pairs; the arrays are replaced when they grow (their contents are not kept). */
+  reserve(n: number): void {
+    if (this.live.length >= n) return;
+    this.nodes = new Int32Array(this.kind.size * n);
+    this.primitives = new Int32Array(2 * n);
+    this.constants = new Float64Array(this.kind.constantCount * n);
+    this.covered = new Uint8Array(n);
+    this.distanceRef = new Float64Array(n);
+    this.slack = new Float64Array(n);
+    this.live = new Int32Array(n);
+  }
+
+  /** Makes every pair live (lists that no distance test prunes). */
+  setAllLive(): void {
+    for (let k = 0; k < this.count; k++) this.live[k] = k;
+    this.liveCount = this.count;
+  }
+
+  /** Makes this list hold pair k of `from` (same kind) alone. */
+  copyPair(from: PairList, k: number): void {
+    const { size, constantCount } = this.kind;
+    this.reserve(1);
+    this.nodes.set(from.nodes.subarray(size * k, size * k + size));
+    this.primitives.set(from.primitives.subarray(2 * k, 2 * k + 2));
+    this.constants.set(from.constants.subarray(constantCount * k, constantCount * k + constantCount));
+    this.count = 1;
+  }
+}
