@@ -5,7 +5,7 @@
 
 export * from './core.js';
 export { loadScene, runScene, type LoadSceneOptions, type RunSceneOptions, type SceneRunWithOutputs } from './api/run-scene.js';
-export { listScenes, OverrideError, type LoadedScene, type SceneListing } from './io/scene-files.js';
+export { listScenes, meshResolver, OverrideError, type LoadedScene, type SceneListing } from './io/scene-files.js';
 export type { RunOutputPaths } from './io/run-output.js';
 export { SceneParamError, type SceneParams } from './scene/parametric.js';
 export { WORK_LIMITS, WorkError, type WorkLimits } from './scene/work-estimate.js';

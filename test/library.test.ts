@@ -15,7 +15,7 @@ import { runInNewContext } from 'node:vm';
 import { build } from 'esbuild';
 import * as core from '../src/core.js';
 import * as vivace from '../src/index.js';
-import { INTERRUPTED, loadScene, OverrideError, runScene, SceneError, simulateScene, WorkError, type SceneInput, type StepRecord } from '../src/index.js';
+import { buildModel, INTERRUPTED, loadScene, meshResolver, OverrideError, runScene, SceneError, simulateScene, WorkError, type SceneInput, type StepRecord } from '../src/index.js';
 import { runCli } from './helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'vivace-library-'));
@@ -94,9 +94,12 @@ test('onStep sees every step from the initial state on, with energies, alpha and
 test('an aborted signal ends a long run after the step in progress; timers run during it', async () => {
   const controller = new AbortController();
   let steps = 0;
-  setTimeout(() => controller.abort(), 50);
-  // 500,000 steps (about a minute): the abort must end it long before.
-  const run = await runScene('oscillator', { duration: 50000, keepMetrics: false, signal: controller.signal, onStep: () => void steps++ });
+  // 500,000 steps (about a minute): the abort, 50 ms after the first step, must end it long before.
+  const onStep = (r: StepRecord) => {
+    steps++;
+    if (r.step === 1) setTimeout(() => controller.abort(), 50);
+  };
+  const run = await runScene('oscillator', { duration: 50000, keepMetrics: false, signal: controller.signal, onStep });
   assert.equal(run.summary.stopped, INTERRUPTED);
   assert.ok(run.summary.steps > 0 && run.summary.steps < 500000, `steps ${run.summary.steps}`);
   assert.equal(steps, run.summary.steps + 1);
@@ -160,7 +163,9 @@ test('a scene object is validated with the messages of a scene file, and its mes
   writeFileSync(join(tmp, 'tet.ele'), '1 4 0\n0 0 1 2 3\n');
   const scene: SceneInput = { name: 'tet', duration: 0.1, dt: 0.01, bodies: [{ mesh: { type: 'file', path: 'tet.node' }, material: { youngsModulus: 1e5 } }] };
   await assert.rejects(runScene(scene, { baseDir: join(tmp, 'elsewhere') }), /bodies\[0\]\.mesh\.path: mesh file .*elsewhere.*tet\.node.* not found/);
-  const run = await runScene(loadScene(scene, { baseDir: tmp }));
+  const loaded = loadScene(scene, { baseDir: tmp });
+  assert.equal(buildModel(loaded.scene, meshResolver(loaded.baseDir)).nNodes, 4);
+  const run = await runScene(loaded);
   assert.equal(run.model.nNodes, 4);
   // Free fall for 0.1 s under implicit integration: the centre has moved down by about g t^2 / 2 = 4.9 cm.
   const dy = (run.state.x[1] + run.state.x[4] + run.state.x[7] + run.state.x[10]) / 4 - 0.025;

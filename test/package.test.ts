@@ -43,9 +43,9 @@ function ok(r: SpawnSyncReturns<string>, what: string): string {
 const npm = (args: string[], cwd: string) => run([...npmCommand, ...args], cwd);
 const noNpm = npm(['--version'], tmp).status !== 0;
 
-/** Every file under dir (relative paths). */
+/** Every file under dir (relative paths; Node 20 before 20.12 names the folder `path`, not `parentPath`). */
 function filesUnder(dir: string): string[] {
-  return (readdirSync(dir, { recursive: true, withFileTypes: true }) as Dirent[]).filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name)));
+  return (readdirSync(dir, { recursive: true, withFileTypes: true }) as Dirent[]).filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath ?? e.path, e.name)));
 }
 
 /**
@@ -96,7 +96,7 @@ test('npm pack, npm install <tarball>, then the README example, the exports, the
   const stage = join(tmp, 'checkout');
   mkdirSync(stage);
   for (const entry of readdirSync(root)) {
-    if (['node_modules', '.git', 'dist', 'out'].includes(entry)) continue;
+    if (entry.startsWith('.') || ['node_modules', 'dist', 'out'].includes(entry)) continue; // .git, .tmp, ...: not packed
     cpSync(join(root, entry), join(stage, entry), { recursive: true });
   }
   symlinkSync(join(root, 'node_modules'), join(stage, 'node_modules'), 'dir');
