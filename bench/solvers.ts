@@ -5,6 +5,7 @@
  *
  *   npx tsx bench/solvers.ts                 # cube (10^3 cells) and bar (20x20x10)
  *   npx tsx bench/solvers.ts --big           # also 30^3 cells (h = 1/120), slow
+ *   npx tsx bench/solvers.ts --cases armadillo   # the suspended armadillo's first Newton matrix (95k unknowns)
  *   npx tsx bench/solvers.ts --mtx DIR       # also writes each matrix as Matrix Market (lower triangle)
  *   npx tsx bench/solvers.ts --mtx DIR --anchor /tmp/cholmod-bench   # and times CHOLMOD on it in the same run
  *   npx tsx bench/solvers.ts --reps 5 --js-kernel --ordering amd|nd|auto --cases cube,bar --no-pcg
@@ -12,15 +13,20 @@
  * The .mtx files keep the structural pattern (explicit zeros) and the identity rows of the fixed DOFs, so the
  * native anchor (shared/tools/solver-anchor/cholmod-bench.c, built as its header says) factors exactly the same
  * matrix; --anchor runs it single-threaded (OPENBLAS_NUM_THREADS=1) right after our solver on each case.
+ * Times are CPU milliseconds of this process (other jobs share the machine's cores; the wall clock would count
+ * their time too); the anchor's are what its harness reports.
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadScene, meshResolver } from '../src/io/scene-files.js';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
-import { analyzeLdlt, LdltSolver } from '../src/math/ldlt.js';
+import { analyzeLdlt, factorBytes, LdltSolver } from '../src/math/ldlt.js';
+import { withinLimits } from '../src/math/linear-solver.js';
 import { PcgSolver } from '../src/math/pcg.js';
+import { buildModel } from '../src/scene/build.js';
 
-interface BenchCase {
+interface BoxCase {
   name: string;
   cells: [number, number, number];
   size: [number, number, number];
@@ -28,14 +34,39 @@ interface BenchCase {
   h: number;
 }
 
-const CASES: BenchCase[] = [
+interface BenchMatrix {
+  A: BsrMatrix;
+  fixed: Uint8Array;
+  description: string;
+}
+
+const BOX_CASES: BoxCase[] = [
   { name: 'cube', cells: [10, 10, 10], size: [0.1, 0.1, 0.1], E: 5e4, h: 1 / 30 },
   { name: 'bar', cells: [20, 20, 10], size: [0.2, 0.1, 0.05], E: 1e5, h: 1 / 30 },
   { name: 'big', cells: [30, 30, 30], size: [0.5, 0.5, 0.5], E: 1e5, h: 1 / 120 },
 ];
 
+/** Cases built from a scene: the Newton matrix M/h^2 + Hessian (PSD-projected) at the initial state. */
+const SCENE_CASES: Record<string, string> = { armadillo: 'suspended-armadillo' };
+
+function sceneNewtonMatrix(sceneName: string): BenchMatrix {
+  const { scene, baseDir } = loadScene(sceneName);
+  const model = buildModel(scene, meshResolver(baseDir));
+  const builder = new PatternBuilder(model.nNodes);
+  for (const term of model.terms) term.addPattern(builder);
+  const A = new BsrMatrix(builder.build());
+  for (const term of model.terms) {
+    term.bindPattern?.(A);
+    term.addHessian(model.x0, 1, A, true);
+  }
+  A.addDiagonal(model.mass, 1 / (scene.dt * scene.dt));
+  A.applyDirichlet(model.constrained);
+  const tets = model.bodies.reduce((sum, b) => sum + b.tets.length / 4, 0);
+  return { A, fixed: model.constrained, description: `scene ${sceneName}, ${tets} tets, h ${scene.dt.toPrecision(3)}` };
+}
+
 /** The Newton matrix M/h^2 + K of a box mesh with the face x = 0 fixed. */
-function elasticBoxMatrix(c: BenchCase, nu = 0.3, rho = 1000): { A: BsrMatrix; fixed: Uint8Array; tets: number } {
+function elasticBoxMatrix(c: BoxCase, nu = 0.3, rho = 1000): BenchMatrix {
   const [nx, ny, nz] = c.cells;
   const [Lx, Ly, Lz] = c.size;
   const id = (i: number, j: number, k: number): number => i + (nx + 1) * (j + (ny + 1) * k);
@@ -106,7 +137,7 @@ function elasticBoxMatrix(c: BenchCase, nu = 0.3, rho = 1000): { A: BsrMatrix; f
   const fixed = new Uint8Array(3 * nNodes);
   for (let k = 0; k <= nz; k++) for (let j = 0; j <= ny; j++) for (let d = 0; d < 3; d++) fixed[3 * id(0, j, k) + d] = 1;
   A.applyDirichlet(fixed);
-  return { A, fixed, tets: nTets };
+  return { A, fixed, description: `${c.cells.join('x')} cells, ${nTets} tets, E ${c.E}, h ${c.h.toPrecision(3)}` };
 }
 
 /** Gradients of the 4 barycentric shape functions (3 per vertex) and the signed volume. */
@@ -189,7 +220,7 @@ interface AnchorResult {
 
 function runAnchor(bin: string, file: string, reps: number): AnchorResult | null {
   const env = { ...process.env, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1' };
-  const res = spawnSync(bin, [file, String(Math.min(reps, 15)), '--default-only'], { env, encoding: 'utf8' });
+  const res = spawnSync(bin, [file, String(Math.min(Math.max(reps, 5), 15)), '--default-only'], { env, encoding: 'utf8' });
   const line = (res.stdout ?? '').split('\n').find((l) => l.startsWith('default'));
   if (res.status !== 0 || !line) {
     console.log(`anchor failed: ${res.stderr || res.error}`);
@@ -208,21 +239,39 @@ function runAnchor(bin: string, file: string, reps: number): AnchorResult | null
   };
 }
 
+/** CPU milliseconds of this process so far. */
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/** Runs f and returns its CPU milliseconds. */
+function cpuTimed(f: () => void): number {
+  const t0 = cpuMs();
+  f();
+  return cpuMs() - t0;
+}
+
 function main(): void {
   const args = parseArgs(process.argv.slice(2));
-  const cases = CASES.filter((c) => (args.cases ? args.cases.includes(c.name) : c.name !== 'big' || args.big));
+  const names = args.cases ?? BOX_CASES.map((c) => c.name).filter((name) => name !== 'big' || args.big);
   const rows: string[][] = [];
   const anchorRows: string[][] = [];
-  for (const c of cases) {
-    const t0 = performance.now();
-    const { A, fixed, tets } = elasticBoxMatrix(c);
-    const buildMs = performance.now() - t0;
+  for (const name of names) {
+    const box = BOX_CASES.find((c) => c.name === name);
+    const sceneName = SCENE_CASES[name];
+    if (!box && !sceneName) throw new Error(`unknown case '${name}' (expected ${[...BOX_CASES.map((c) => c.name), ...Object.keys(SCENE_CASES)].join(', ')})`);
+    let built: BenchMatrix | undefined;
+    const buildMs = cpuTimed(() => {
+      built = box ? elasticBoxMatrix(box) : sceneNewtonMatrix(sceneName);
+    });
+    const { A, fixed, description } = built!;
     const size = A.size;
     let mtxFile: string | null = null;
     if (args.mtx) {
       mkdirSync(args.mtx, { recursive: true });
-      mtxFile = join(args.mtx, `${c.name}.mtx`);
-      writeMatrixMarket(mtxFile, A, `${c.name}: ${c.cells.join('x')} cells, E ${c.E}, h ${c.h}`);
+      mtxFile = join(args.mtx, `${name}.mtx`);
+      writeMatrixMarket(mtxFile, A, `${name}: ${description}`);
     }
     // right-hand side: deterministic pseudo-random, zero on fixed DOFs (as a Newton gradient would be)
     const b = new Float64Array(size);
@@ -231,46 +280,57 @@ function main(): void {
       seed = (seed * 1103515245 + 12345) >>> 0;
       b[i] = fixed[i] ? 0 : seed / 2 ** 32 - 0.5;
     }
-    console.log(`\n== ${c.name}: ${c.cells.join('x')} cells, ${A.pattern.n} nodes, ${tets} tets, ${size} DOFs, ` +
-      `nnz(A) ${9 * A.pattern.nnzBlocks} (built in ${buildMs.toFixed(0)} ms)`);
+    console.log(`\n== ${name}: ${description}, ${A.pattern.n} nodes, ${size} DOFs, ` +
+      `nnz(A) ${9 * A.pattern.nnzBlocks} (built in ${buildMs.toFixed(0)} ms CPU)`);
 
-    // direct solver: the first solve includes the symbolic analysis, the others reuse it
-    const ldlt = new LdltSolver({ ordering: args.ordering, forceJsKernel: args.jsKernel });
+    // direct solver: the first analysis is cold (JIT warm-up included), the later ones warm; the first numeric
+    // factorization is left out of the median too
+    const ldlt = new LdltSolver({ ordering: args.ordering, forceJsKernel: args.jsKernel, compactCopy: true });
     const x = new Float64Array(size);
+    const coldAnalyzeMs = cpuTimed(() => ldlt.analyze(A.pattern));
+    const warmAnalyzeTimes: number[] = [];
+    for (let r = 0; r < Math.min(args.reps, 3); r++) warmAnalyzeTimes.push(cpuTimed(() => analyzeLdlt(A.pattern, { ordering: args.ordering })));
     const factorTimes: number[] = [];
     const solveTimes: number[] = [];
-    let residual = 0;
     for (let r = 0; r <= args.reps; r++) {
-      const f0 = ldlt.timing.factorMs;
-      const s0 = ldlt.timing.solveMs;
-      residual = ldlt.solve(A, b, x).residual;
-      if (r === 0) continue; // first numeric factorization: JIT warm-up
-      factorTimes.push(ldlt.timing.factorMs - f0);
-      solveTimes.push(ldlt.timing.solveMs - s0);
+      const tf = cpuTimed(() => ldlt.factor(A));
+      if (r > 0) factorTimes.push(tf);
     }
+    const compactTimes: number[] = [];
+    for (let r = 0; r <= 4 * args.reps; r++) {
+      const tc = cpuTimed(() => ldlt.solveFactored(b, x, true)); // the lagged Cholesky's preconditioner solve
+      const ts = cpuTimed(() => ldlt.solveFactored(b, x));
+      if (r > 0) {
+        solveTimes.push(ts);
+        compactTimes.push(tc);
+      }
+    }
+    const residual = relativeResidual(A, b, x);
     const sym = ldlt.analysis!;
     const est = Object.entries(sym.orderingEstimates)
       .map(([m, e]) => `${m}: nnzL ${(e!.nnzL / 1e6).toFixed(2)}M, ${(e!.flops / 1e9).toFixed(2)} GF`)
       .join('; ');
     console.log(`ldlt (${ldlt.kernelKind} kernel): ordering ${sym.ordering} [${est}], ${sym.supernodes} supernodes, ` +
       `largest front ${sym.maxFront}, stored L ${(sym.storedL / 1e6).toFixed(2)}M, residual ${residual.toExponential(1)}`);
-    console.log(`  analysis (cold) ${ldlt.timing.analyzeMs.toFixed(0)} ms; factor times (ms): ${factorTimes.map((t) => t.toFixed(1)).join(' ')}`);
+    console.log(`  factor memory (float32 copy included) ${(factorBytes(sym, true) / 2 ** 30).toFixed(2)} GiB: solver 'auto' picks ${withinLimits(sym) ? 'ldlt-lagged' : 'pcg'}`);
+    console.log(`  analysis (cold) ${coldAnalyzeMs.toFixed(0)} ms, warm ${warmAnalyzeTimes.map((t) => t.toFixed(0)).join(' ')}; ` +
+      `factor times (ms): ${factorTimes.map((t) => t.toFixed(1)).join(' ')}`);
+    const analyzeMs = median(warmAnalyzeTimes);
     const factorMs = median(factorTimes);
     const factorMin = Math.min(...factorTimes);
-    const ta = performance.now();
-    analyzeLdlt(A.pattern, { ordering: args.ordering });
-    const warmAnalyzeMs = performance.now() - ta;
-    rows.push([c.name, 'ldlt', sym.ordering, `${ldlt.timing.analyzeMs.toFixed(0)} / ${warmAnalyzeMs.toFixed(0)}`, `${factorMs.toFixed(1)} (min ${factorMin.toFixed(1)})`,
-      median(solveTimes).toFixed(2), (sym.nnzL / 1e6).toFixed(3) + 'M', (sym.flops / factorMs / 1e6).toFixed(2), '',
+    const solveMs = median(solveTimes);
+    const compactMs = median(compactTimes);
+    rows.push([name, 'ldlt', sym.ordering, `${coldAnalyzeMs.toFixed(0)} / ${analyzeMs.toFixed(0)}`, `${factorMs.toFixed(1)} (min ${factorMin.toFixed(1)})`,
+      `${solveMs.toFixed(2)} / ${compactMs.toFixed(2)}`, (sym.nnzL / 1e6).toFixed(3) + 'M', (sym.flops / factorMs / 1e6).toFixed(2), '',
       residual.toExponential(1), '']);
     if (args.anchor && mtxFile) {
       const an = runAnchor(args.anchor, mtxFile, args.reps);
       if (an) {
         console.log(`  CHOLMOD (1 thread, same matrix): ordering ${an.ordering}, analyze ${an.analyzeMs.toFixed(1)} ms, factor ` +
           `${an.factorMs.toFixed(1)} ms (min ${an.factorMinMs.toFixed(1)}), solve ${an.solveMs.toFixed(2)} ms, nnzL ${(an.nnzL / 1e6).toFixed(3)}M`);
-        anchorRows.push([c.name, an.ordering, an.analyzeMs.toFixed(1), `${an.factorMs.toFixed(1)} (min ${an.factorMinMs.toFixed(1)})`,
-          an.solveMs.toFixed(2), (an.nnzL / 1e6).toFixed(3) + 'M', (factorMs / an.factorMs).toFixed(2), (factorMin / an.factorMinMs).toFixed(2),
-          (median(solveTimes) / an.solveMs).toFixed(2)]);
+        anchorRows.push([name, an.ordering, an.analyzeMs.toFixed(1), `${an.factorMs.toFixed(1)} (min ${an.factorMinMs.toFixed(1)})`,
+          an.solveMs.toFixed(2), (an.nnzL / 1e6).toFixed(3) + 'M', (analyzeMs / an.analyzeMs).toFixed(2),
+          (factorMs / an.factorMs).toFixed(2), (factorMin / an.factorMinMs).toFixed(2), `${(solveMs / an.solveMs).toFixed(2)} / ${(compactMs / an.solveMs).toFixed(2)}`]);
       }
     }
     if (!args.pcg) continue;
@@ -286,24 +346,38 @@ function main(): void {
         const xi = new Float64Array(size);
         for (let r = 0; r <= args.reps; r++) {
           xi.fill(0);
-          const tt = performance.now();
-          stats = pcg.solve(A, b, xi);
-          if (r > 0) times.push(performance.now() - tt);
+          const tt = cpuTimed(() => {
+            stats = pcg.solve(A, b, xi);
+          });
+          if (r > 0) times.push(tt);
         }
         let err = 0;
         for (let i = 0; i < size; i++) err += (xi[i] - xd[i]) ** 2;
-        rows.push([c.name, `pcg ${pre}`, `tol ${tol.toExponential(0)}`, '', '', median(times).toFixed(1), '', '',
+        rows.push([name, `pcg ${pre}`, `tol ${tol.toExponential(0)}`, '', '', median(times).toFixed(1), '', '',
           String(stats.iterations), stats.residual.toExponential(1), (Math.sqrt(err) / xdNorm).toExponential(1)]);
       }
     }
   }
   printTable(['case', 'solver', 'ordering/tol', 'analyze ms cold/warm', 'factor ms', 'solve ms', 'nnz(L)', 'GFlop/s', 'iters', 'rel. residual', '|x-x_ldlt|/|x_ldlt|'], rows);
-  console.log('\nanalyze ms = ordering + symbolic analysis, first call in the process (JIT warm-up included) / again; factor ms = median (and min) numeric ' +
-    'factorization reusing it; solve ms = one forward/backward substitution (ldlt) or a whole PCG solve from x = 0 ' +
-    '(median); GFlop/s from the exact flop count of the factorization (median time).');
+  console.log('\nCPU milliseconds. analyze = ordering + symbolic analysis, first call in the process (JIT warm-up included) / ' +
+    'median of later ones; factor = median (and min) numeric factorization reusing it; solve = one forward/backward ' +
+    'substitution (ldlt, median: with the float64 factor / its float32 copy, the lagged Cholesky\'s preconditioner) ' +
+    'or a whole PCG solve from x = 0 (median); GFlop/s from the flop count of the factorization (median time).');
   if (anchorRows.length > 0) {
-    printTable(['case', 'CHOLMOD ordering', 'analyze ms', 'factor ms', 'solve ms', 'nnz(L)', 'ldlt/CHOLMOD factor (median)', '(min)', 'solve ratio'], anchorRows);
+    printTable(['case', 'CHOLMOD ordering', 'analyze ms', 'factor ms', 'solve ms', 'nnz(L)', 'ldlt/CHOLMOD analyze', 'factor (median)', '(min)', 'solve (float64 / float32)'], anchorRows);
   }
+}
+
+function relativeResidual(A: BsrMatrix, b: Float64Array, x: Float64Array): number {
+  const r = new Float64Array(b.length);
+  A.multiply(x, r);
+  let rr = 0;
+  let bb = 0;
+  for (let i = 0; i < b.length; i++) {
+    rr += (b[i] - r[i]) ** 2;
+    bb += b[i] * b[i];
+  }
+  return Math.sqrt(rr / bb);
 }
 
 function printTable(header: string[], rows: string[][]): void {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { edgeEdgeCcd, pointTriangleCcd, NO_CONTACT, type CcdOptions, type CcdStats } from '../src/contact/ccd.js';
-import { pointTriangleDistanceSq, segmentSegmentDistanceSq } from '../src/contact/ccd-distance.js';
+import { closestOffset, pointTriangleDistanceSq, segmentSegmentDistanceSq } from '../src/contact/ccd-distance.js';
 import { runCcdQuery } from '../src/contact/ccd-queries.js';
 import { readCcdQueryTree } from '../src/io/ccd-query-files.js';
 
@@ -34,6 +34,7 @@ test('point-triangle and segment-segment distances match dense parameter samplin
       }
     }
     const exact = Math.sqrt(pointTriangleDistanceSq(x, 0, 1, 2, 3));
+    assert.ok(Math.abs(Math.hypot(...closestOffset) - exact) <= 1e-12, 'the closest-point offset has the distance as its length');
     assert.ok(exact <= Math.sqrt(sampled) + 1e-12, `point-triangle ${exact} > sampled ${Math.sqrt(sampled)}`);
     assert.ok(exact >= Math.sqrt(sampled) - 0.05, `point-triangle ${exact} << sampled ${Math.sqrt(sampled)}`);
     // Segment-segment over an (s, t) grid.
@@ -46,6 +47,7 @@ test('point-triangle and segment-segment distances match dense parameter samplin
       }
     }
     const exactEE = Math.sqrt(segmentSegmentDistanceSq(x, 0, 1, 2, 3));
+    assert.ok(Math.abs(Math.hypot(...closestOffset) - exactEE) <= 1e-12, 'the closest-point offset has the distance as its length');
     assert.ok(exactEE <= Math.sqrt(sampled) + 1e-12, `edge-edge ${exactEE} > sampled ${Math.sqrt(sampled)}`);
     assert.ok(exactEE >= Math.sqrt(sampled) - 0.05, `edge-edge ${exactEE} << sampled ${Math.sqrt(sampled)}`);
   }
@@ -163,4 +165,87 @@ test('edge-edge CCD: two parallel diagonals of one face moving together never to
     const toi = edgeEdgeCcd(start[0], start[1], start[2], start[3], end[0], end[1], end[2], end[3]);
     assert.equal(toi, NO_CONTACT, `toi ${toi}`);
   }
+});
+
+test('pairs sliding along each other at a small gap take a few distance evaluations, not motion/gap of them', () => {
+  // The additive step is sized by the whole motion, so a pair that stays 1e-6 apart while sliding by 1 needed about
+  // 1e6 steps (the 100,000 budget ran out and a conservative hit came back); the separating direction clears it.
+  const stats: CcdStats = { iterations: 0, exhausted: false, distanceAtToi: 0 };
+  const gap = 1e-6;
+  const tri = [[-1, -1, 0], [2, -1, 0], [-1, 2, 0]];
+  const cases = [
+    {
+      name: 'nearly parallel edges, one sliding past the other 1e-6 above it',
+      run: () => edgeEdgeCcd([0, 0, 0], [1, 0, 0], [0.2, gap, 0.01], [0.8, gap, -0.01], [0, 0, 0], [1, 0, 0], [1.2, gap, 0.01], [1.8, gap, -0.01], 0, stats),
+      toi: NO_CONTACT,
+    },
+    {
+      name: 'a point gliding over a triangle 1e-7 above it',
+      run: () => pointTriangleCcd([0, 0, 1e-7], tri[0], tri[1], tri[2], [0.5, 0.3, 1e-7], tri[0], tri[1], tri[2], 0, stats),
+      toi: NO_CONTACT,
+    },
+    {
+      name: 'a point sliding while it sinks through the triangle at t = 0.5',
+      run: () => pointTriangleCcd([0, 0, 1e-3], tri[0], tri[1], tri[2], [0.5, 0.3, -1e-3], tri[0], tri[1], tri[2], 0, stats),
+      toi: 0.5,
+    },
+    {
+      name: 'an edge sliding and tilting onto another: its end reaches it at t = 0.5',
+      run: () => edgeEdgeCcd([0, 0, 0], [1, 0, 0], [0.25, gap, 0], [0.75, gap, 0], [0, 0, 0], [1, 0, 0], [0.55, -gap, 0], [1.05, gap, 0], 0, stats),
+      toi: 0.5,
+    },
+  ];
+  for (const c of cases) {
+    const toi = c.run();
+    assert.equal(stats.exhausted, false, c.name);
+    assert.ok(stats.iterations <= 10, `${c.name}: ${stats.iterations} distance evaluations`);
+    if (c.toi === NO_CONTACT) assert.equal(toi, NO_CONTACT, `${c.name}: toi ${toi}`);
+    else assert.ok(toi < c.toi && toi > 0.8 * c.toi, `${c.name}: toi ${toi}, contact at ${c.toi}`);
+  }
+});
+
+test('CCD finds every contact of random sliding, tilting pairs built to touch at a known time (no false negatives)', () => {
+  // Each pair is built so that a point of A meets a point of B exactly at time tc, after sliding a long way at a
+  // gap of 1e-8 .. 1e-2 (the regime where the separating direction takes over from the additive step).
+  const rand = lcg(12);
+  const stats: CcdStats = { iterations: 0, exhausted: false, distanceAtToi: 0 };
+  const at = (a: number[], b: number[], t: number) => a.map((v, k) => v + t * (b[k] - v));
+  const mix = (a: number[], b: number[], w: number) => a.map((v, k) => (1 - w) * v + w * b[k]);
+  let evaluations = 0;
+  for (let trial = 0; trial < 400; trial++) {
+    const tc = 0.05 + 0.9 * Math.abs(rand());
+    const gap = 10 ** (-8 + 6 * Math.abs(rand()));
+    const wobble = () => [0.05 * rand(), 0.05 * rand(), 0.05 * rand()];
+    const slide = [2 * rand(), 0, 2 * rand()];
+    const move = (p: number[]) => p.map((v, k) => v + slide[k] + 0.05 * rand());
+    if (trial % 2 === 0) {
+      // Triangle near y = 0, point just above it; at tc the point sits at a random barycentric spot of the triangle.
+      const t0 = [[-1, 0, -1], [1, 0, -1], [0, 0, 1]].map((v) => v.map((c, k) => c + wobble()[k]));
+      const t1 = t0.map(move);
+      const u = Math.abs(rand()), v = (1 - u) * Math.abs(rand());
+      const tAt = t0.map((p, i) => at(p, t1[i], tc));
+      const meet = tAt[0].map((c, k) => (1 - u - v) * c + u * tAt[1][k] + v * tAt[2][k]);
+      const p0 = [meet[0] - slide[0] * tc, gap + 0.01 * Math.abs(rand()), meet[2] - slide[2] * tc];
+      const p1 = p0.map((c, k) => c + (meet[k] - c) / tc);
+      const toi = pointTriangleCcd(p0, t0[0], t0[1], t0[2], p1, t1[0], t1[1], t1[2], 0, stats);
+      assert.ok(toi <= tc, `point-triangle trial ${trial}: toi ${toi} after the contact at ${tc} (gap ${gap})`);
+    } else {
+      // Edge b slides over edge a; at tc a point of b coincides with a point of a.
+      const a0 = [[-1, 0, 0.1 * rand()], [1, 0, 0.1 * rand()]];
+      const a1 = a0.map(move);
+      const s = Math.abs(rand()), w = 0.1 + 0.8 * Math.abs(rand());
+      const meet = mix(at(a0[0], a1[0], tc), at(a0[1], a1[1], tc), s);
+      const b00 = [-0.5 + 0.1 * rand(), gap + 0.01 * Math.abs(rand()), 0.3 * rand()];
+      const b01 = move(b00);
+      const bStartAtTc = at(b00, b01, tc);
+      const b1AtTc = bStartAtTc.map((c, k) => (meet[k] - (1 - w) * c) / w);
+      const b10 = [b1AtTc[0] - slide[0] * tc + 0.05 * rand(), gap + 0.01 * Math.abs(rand()), b1AtTc[2] - slide[2] * tc];
+      const b11 = b10.map((c, k) => c + (b1AtTc[k] - c) / tc);
+      const toi = edgeEdgeCcd(a0[0], a0[1], b00, b10, a1[0], a1[1], b01, b11, 0, stats);
+      assert.ok(toi <= tc, `edge-edge trial ${trial}: toi ${toi} after the contact at ${tc} (gap ${gap})`);
+    }
+    assert.equal(stats.exhausted, false, `trial ${trial}`);
+    evaluations += stats.iterations;
+  }
+  console.log(`[ccd sliding contacts] 400 pairs, ${(evaluations / 400).toFixed(1)} distance evaluations per pair`);
 });

@@ -129,7 +129,9 @@ test('bad options are refused naming the option, before anything is written', as
   sunk.bodies[0].fixed = [];
   await refused({}, SceneError, /initial state intersects: .*plane 'floor'/, sunk);
   writeFileSync(join(tmp, 'a-file'), '');
-  await assert.rejects(runScene('oscillator', { out: join(tmp, 'a-file') }), /^SceneError: out: .*a-file exists and is not a folder/);
+  // The output folder is checked as vivace run checks --out.
+  await assert.rejects(runScene('oscillator', { out: join(tmp, 'a-file') }), /^SceneError: out: .*a-file exists and is a file, not a folder/);
+  await assert.rejects(runScene('oscillator', { out: '/proc/vivace-run' }), /^SceneError: out: cannot create \/proc\/vivace-run: .*proc file system/);
 });
 
 test('a scene object is validated with the messages of a scene file, and its mesh paths start at baseDir', async () => {

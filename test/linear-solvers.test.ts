@@ -2,14 +2,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BsrMatrix, PatternBuilder, type BsrPattern } from '../src/math/bsr.js';
 import { createDenseKernel } from '../src/math/dense-kernel.js';
-import { analyzeLdlt, containsPattern, LdltSolver } from '../src/math/ldlt.js';
-import { createLinearSolver, type LinearSolver } from '../src/math/linear-solver.js';
+import { analyzeLdlt, containsPattern, factorBytes, LdltSolver } from '../src/math/ldlt.js';
+import { AutoLinearSolver, createLinearSolver, type LinearSolver } from '../src/math/linear-solver.js';
 import {
   approximateMinimumDegree,
   columnCounts,
   eliminationTree,
   graphFromPattern,
   inversePermutation,
+  type NodeGraph,
   nestedDissection,
   postorder,
   rateOrdering,
@@ -192,17 +193,67 @@ test('dense kernels (WebAssembly SIMD and JS fallback) match naive loops', () =>
           }
       });
     }
-    // y -= A^T g
-    for (const [nr, nc] of [[1, 1], [2, 5], [7, 6], [9, 13]]) {
-      const sa = nc + 2;
-      const a = 3;
-      const g = a + nr * sa + 1;
-      const y = g + nr + 1;
-      const total = y + nc + 4;
-      k.allocate(0, total);
-      check(`gemvTransposed ${nr}x${nc}`, total, () => k.gemvTransposed(a, sa, g, y, nr, nc), (ref) => {
-        for (let i = 0; i < nr; i++) for (let q = 0; q < nc; q++) ref[y + q] -= ref[a + i * sa + q] * ref[g + i];
-      });
+    // the float32 copy of a factor: rounded entries, an odd count, the doubles untouched
+    k.allocate(0, 64);
+    k.floats.fill(0, 80, 128);
+    check('toFloats', 40, () => k.toFloats(3, 31, 2 * 40 + 1), () => {});
+    for (let i = 0; i < 31; i++) assert.equal(k.floats[81 + i], Math.fround(k.data[3 + i]), `${k.kind} toFloats ${i}`);
+    assert.equal(k.floats[81 + 31], 0, `${k.kind} toFloats wrote past its count`);
+    // the solves' kernels read the factor as float64, or as a float32 copy (at F, beyond the doubles checked)
+    for (const single of [false, true]) {
+      const kind = single ? ' (float32 factor)' : '';
+      const round = single ? Math.fround : (v: number): number => v;
+      /** Index of a factor entry for the kernel: copies the block [from, from + size) to the floats when single. */
+      const factorAt = (from: number, size: number, F: number): number => {
+        if (!single) return from;
+        for (let t = 0; t < size; t++) k.floats[F + t] = k.data[from + t];
+        return F;
+      };
+      // mat-vecs: y[idx[i]] -= A_i . x (scatter) and out -= A^T y[idx] (gather), odd sizes and tails
+      for (const [nr, nc] of [[1, 1], [2, 5], [7, 6], [9, 13], [4, 1]]) {
+        const sa = nc + 2;
+        const a = 3;
+        const x = a + nr * sa + 1;
+        const y = x + nc + 1;
+        const total = y + 3 * nr + 4;
+        const F = 2 * total;
+        const idx = Array.from({ length: nr }, (_, i) => (5 * i + 2) % (3 * nr)); // distinct, unordered
+        k.allocate(nr + 1, total + nr * sa);
+        k.ints.set(idx, 1);
+        check(`gemvScatter ${nr}x${nc}${kind}`, total, () => k.gemvScatter(factorAt(a, nr * sa, F), sa, x, nr, nc, y, 1, single), (ref) => {
+          for (let i = 0; i < nr; i++) for (let q = 0; q < nc; q++) ref[y + idx[i]] -= round(ref[a + i * sa + q]) * ref[x + q];
+        });
+        check(`gatherGemvTransposed ${nr}x${nc}${kind}`, total, () => k.gatherGemvTransposed(factorAt(a, nr * sa, F), sa, y, 1, nr, nc, x, single), (ref) => {
+          for (let i = 0; i < nr; i++) for (let q = 0; q < nc; q++) ref[x + q] -= round(ref[a + i * sa + q]) * ref[y + idx[i]];
+        });
+      }
+      // triangular solves with a row-major lower triangle (the upper side holds junk that must not be read)
+      for (const n of [1, 2, 3, 5, 8, 13]) {
+        const l = 2;
+        const y = l + n * n + 1;
+        const total = y + n + 2;
+        const F = 2 * total;
+        k.allocate(0, total + n * n);
+        const triangle = (): number => {
+          for (let i = 0; i < n; i++) k.data[l + i * n + i] = 2 + i; // a safe diagonal
+          return factorAt(l, n * n, F);
+        };
+        const L = (ref: Float64Array, i: number, j: number): number => (i === j ? 2 + i : round(ref[l + i * n + j]));
+        check(`triangularSolve ${n}${kind}`, total, () => k.triangularSolve(triangle(), n, y, single), (ref) => {
+          for (let i = 0; i < n; i++) ref[l + i * n + i] = 2 + i;
+          for (let j = 0; j < n; j++) {
+            for (let q = 0; q < j; q++) ref[y + j] -= L(ref, j, q) * ref[y + q];
+            ref[y + j] /= L(ref, j, j);
+          }
+        });
+        check(`triangularSolveTransposed ${n}${kind}`, total, () => k.triangularSolveTransposed(triangle(), n, y, single), (ref) => {
+          for (let i = 0; i < n; i++) ref[l + i * n + i] = 2 + i;
+          for (let j = n - 1; j >= 0; j--) {
+            for (let q = j + 1; q < n; q++) ref[y + j] -= L(ref, q, j) * ref[y + q];
+            ref[y + j] /= L(ref, j, j);
+          }
+        });
+      }
     }
     // column scaling and the finishing pass of a column pair, with a stride
     k.allocate(0, 200);
@@ -276,9 +327,8 @@ test('orderings are permutations; column counts match a dense symbolic factoriza
   }
 });
 
-test('on a 3D tet mesh nested dissection beats AMD, and AMD beats the natural order', () => {
-  // node graph of a 12^3-node grid of cubes split into 6 tets each (the benchmark meshes' structure)
-  const nx = 12;
+/** Pattern of a grid of nx^3 nodes, each cube split into 6 tets (the benchmark meshes' structure). */
+function tetGridPattern(nx: number): BsrPattern {
   const id = (i: number, j: number, k: number): number => i + nx * (j + nx * k);
   const builder = new PatternBuilder(nx ** 3);
   for (let k = 0; k + 1 < nx; k++)
@@ -293,7 +343,11 @@ test('on a 3D tet mesh nested dissection beats AMD, and AMD beats the natural or
           }
           builder.addClique(tet);
         }
-  const g = graphFromPattern(builder.build());
+  return builder.build();
+}
+
+test('on a 3D tet mesh nested dissection beats AMD, and AMD beats the natural order', () => {
+  const g = graphFromPattern(tetGridPattern(12));
   const natural = Int32Array.from({ length: g.n }, (_, i) => i);
   const nat = rateOrdering(g, natural);
   const amd = rateOrdering(g, approximateMinimumDegree(g));
@@ -310,6 +364,48 @@ test('nested dissection handles disconnected graphs', () => {
   const g = graphFromPattern(b.build());
   assert.ok(isPermutation(nestedDissection(g, { leafSize: 10 }), 300));
   assert.ok(isPermutation(approximateMinimumDegree(g), 300));
+});
+
+/** Exact minimum degree by dense elimination (smallest true degree first, ties to the lowest node): the reference. */
+function exactMinimumDegree(g: NodeGraph): Int32Array {
+  const n = g.n;
+  const adj = Array.from({ length: n }, (_, v) => new Set(g.adj.subarray(g.xadj[v], g.xadj[v + 1])));
+  const done = new Uint8Array(n);
+  const perm = new Int32Array(n);
+  for (let k = 0; k < n; k++) {
+    let p = -1;
+    for (let v = 0; v < n; v++) if (!done[v] && (p < 0 || adj[v].size < adj[p].size)) p = v;
+    perm[k] = p;
+    done[p] = 1;
+    const neighbours = [...adj[p]];
+    for (const a of neighbours) {
+      adj[a].delete(p);
+      for (const b of neighbours) if (a !== b) adj[a].add(b);
+    }
+  }
+  return perm;
+}
+
+test('AMD: no fill on a tree, and within 2% of exact minimum degree on meshes', () => {
+  const rand = rng(31);
+  const tree = new PatternBuilder(200);
+  for (let i = 1; i < 200; i++) tree.addClique([i, Math.floor(rand() * i)]);
+  const treeGraph = graphFromPattern(tree.build());
+  const treeFill = rateOrdering(treeGraph, approximateMinimumDegree(treeGraph));
+  assert.equal(treeFill.nnzL, 9 * (200 + 199) - 3 * 200, 'L of a tree has the pattern of A'); // 3x3 blocks, lower half of the diagonal ones
+  const grid2d = new PatternBuilder(15 * 15);
+  for (let j = 0; j < 15; j++)
+    for (let i = 0; i < 15; i++) {
+      if (i + 1 < 15) grid2d.addClique([i + 15 * j, i + 1 + 15 * j]);
+      if (j + 1 < 15) grid2d.addClique([i + 15 * j, i + 15 * (j + 1)]);
+    }
+  for (const [name, g] of [['2D grid', graphFromPattern(grid2d.build())], ['tet grid', graphFromPattern(tetGridPattern(6))]] as const) {
+    const amd = approximateMinimumDegree(g);
+    assert.ok(isPermutation(amd, g.n));
+    const ours = rateOrdering(g, amd);
+    const exact = rateOrdering(g, exactMinimumDegree(g));
+    assert.ok(ours.nnzL <= 1.02 * exact.nnzL, `${name}: AMD nnz(L) ${ours.nnzL}, exact minimum degree ${exact.nnzL}`);
+  }
 });
 
 test('supernodes: a node is never split, row structures match the column counts', () => {
@@ -475,6 +571,47 @@ test('containsPattern: every block of the inner pattern in the outer one', () =>
   assert.ok(!containsPattern(new PatternBuilder(5).build(), new PatternBuilder(4).build()), 'another node count');
 });
 
+test('ldlt compactCopy: the float32 copy solves to float32 accuracy (a preconditioner), the float64 factor stays exact', () => {
+  const rand = rng(43);
+  const A = gridLaplacian(7, 6, 5, 0.05);
+  const b = randomVector(A.size, rand);
+  const ref = denseSolve(A.toDense(), b);
+  const solver = new LdltSolver({ compactCopy: true });
+  solver.factor(A);
+  const x = new Float64Array(A.size);
+  solver.solveFactored(b, x);
+  assert.ok(relativeError(x, ref) < 1e-12, `float64 solve: ${relativeError(x, ref)}`);
+  solver.solveFactored(b, x, true);
+  const err = relativeError(x, ref);
+  assert.ok(err < 1e-5 && err > 1e-12, `float32 copy: error ${err} (rounded entries, so not exact)`);
+  // the copy follows each new factorization
+  const B = new BsrMatrix(A.pattern);
+  for (let i = 0; i < A.values.length; i++) B.values[i] = 2 * A.values[i];
+  solver.factor(B);
+  solver.solveFactored(b, x, true);
+  for (let i = 0; i < ref.length; i++) ref[i] *= 0.5;
+  assert.ok(relativeError(x, ref) < 1e-5);
+  assert.throws(() => new LdltSolver().solveFactored(b, x, true), /before factor|compactCopy/);
+});
+
+test('ldlt: analyzing another pattern leaves the current factor in place; factoring replaces it', () => {
+  const rand = rng(44);
+  const A = gridLaplacian(5, 4, 4, 0.05);
+  const solver = new LdltSolver();
+  solver.factor(A);
+  const b = randomVector(A.size, rand);
+  const other = randomSpd(randomPattern(A.pattern.n, 150, rand), rand);
+  solver.plan(other.pattern);
+  assert.equal(solver.analysis!.patternId, other.pattern.id);
+  assert.equal(solver.factorAnalysis!.patternId, A.pattern.id);
+  const x = new Float64Array(A.size);
+  solver.solveFactored(b, x);
+  assert.ok(relativeError(x, denseSolve(A.toDense(), b)) < 1e-12, 'still the factor of A');
+  solver.factor(other);
+  solver.solveFactored(b, x);
+  assert.ok(relativeError(x, denseSolve(other.toDense(), b)) < 1e-10, 'now the factor of the other matrix');
+});
+
 test('ldlt throws a clear error on a matrix that is not positive definite', () => {
   const A = gridLaplacian(4, 3, 3);
   const node = 17;
@@ -497,6 +634,35 @@ test('zero right-hand side gives x = 0 at once (both solvers)', () => {
 
 // ---------------------------------------------------------------------------------------------------------------
 // PCG
+
+test('auto: the lagged Cholesky while a factorization stays within the flop and memory limits, PCG beyond', () => {
+  const rand = rng(41);
+  const A = gridLaplacian(6, 5, 4, 0.05);
+  const sym = analyzeLdlt(A.pattern);
+  const within = new AutoLinearSolver({}, { maxFactorFlops: sym.flops, maxFactorBytes: factorBytes(sym, true) });
+  assertSolvesLikeDense(within, A, rand);
+  assert.equal(within.name, 'ldlt-lagged');
+  assert.equal(within.timing.factorizations, 1);
+  for (const limits of [{ maxFactorFlops: sym.flops - 1, maxFactorBytes: Infinity }, { maxFactorFlops: Infinity, maxFactorBytes: factorBytes(sym, true) - 1 }]) {
+    const beyond = new AutoLinearSolver({ tolerance: 1e-12 }, limits);
+    assertSolvesLikeDense(beyond, A, rand);
+    assert.equal(beyond.name, 'pcg', JSON.stringify(limits));
+  }
+  // a pattern that grew past the limits (contacts) switches to PCG for good
+  const grown = new PatternBuilder(A.pattern.n, A.pattern);
+  for (let i = 0; i + 40 < A.pattern.n; i += 7) grown.addClique([i, i + 40]);
+  const B = randomSpd(grown.build(), rand);
+  const switching = new AutoLinearSolver({ tolerance: 1e-12 }, { maxFactorFlops: sym.flops, maxFactorBytes: Infinity });
+  assertSolvesLikeDense(switching, A, rand);
+  assert.equal(switching.name, 'ldlt-lagged');
+  assertSolvesLikeDense(switching, B, rand);
+  assert.equal(switching.name, 'pcg');
+  assertSolvesLikeDense(switching, A, rand);
+  assert.equal(switching.name, 'pcg');
+  // the default limits: the bench's 10^3-cell cube factors, a 30^3-cell box (86k unknowns, ~150 GFlop) does not
+  assert.equal(new AutoLinearSolver().choose(tetGridPattern(11)), 'ldlt-lagged');
+  assert.equal(new AutoLinearSolver().choose(tetGridPattern(31)), 'pcg');
+});
 
 test('pcg (Jacobi and block Jacobi) agrees with ldlt on a Dirichlet grid Laplacian', () => {
   const rand = rng(4);

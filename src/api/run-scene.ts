@@ -4,9 +4,9 @@
  * (OverrideError, WorkError, SceneParamError: all SceneErrors) and leave nothing written.
  */
 
-import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { IntegratorParams } from '../integrators/integrator.js';
+import { checkOutputDir, OutputDirError } from '../io/output-dir.js';
 import { prepareScene, workLimits } from '../io/prepare-scene.js';
 import { RunOutput, type RunOutputPaths } from '../io/run-output.js';
 import { loadScene as loadSceneFile, type LoadedScene } from '../io/scene-files.js';
@@ -86,14 +86,20 @@ export async function runScene(scene: string | SceneInput | LoadedScene, options
     throw err;
   }
   const outDir = options.out === undefined ? undefined : resolve(options.out);
-  if (outDir && existsSync(outDir) && !statSync(outDir).isDirectory()) throw new SceneError(`out: ${outDir} exists and is not a folder`);
+  if (outDir) {
+    try {
+      checkOutputDir(outDir);
+    } catch (err) {
+      throw err instanceof OutputDirError ? new SceneError(`out: ${err.message}`) : err;
+    }
+  }
   const output = outDir ? new RunOutput(outDir, prepared.model, prepared.options, { scene: prepared.scene, source: prepared.source }) : undefined;
   const run = startCallbackRun(prepared.model, prepared.options, options, output?.observer);
   let result;
   try {
     result = await driveRun(run.steps, () => run.stopRequested || options.signal?.aborted === true);
   } catch (err) {
-    output?.close();
+    output?.abort();
     throw inputError(err, run);
   }
   const outputs = output ? await output.finish(result.summary) : undefined;

@@ -39,7 +39,7 @@ function addRunOptions(cmd: Command): Command {
     .option('--quiet', 'no progress display and no summary')
     .option('--strict', 'exit with code 3 when a step ended at the Newton iteration limit (not converged to --tol)')
     .option('--max-steps <n>', `refuse a run of more steps than this (default ${WORK_LIMITS.steps.toLocaleString('en-US')})`, parsePositiveInt)
-    .option('--allow-large', `lift the work limits: steps (--max-steps), estimated memory (${bytes(WORK_LIMITS.memoryBytes)}) and output size (${bytes(WORK_LIMITS.outputBytes)})`)
+    .option('--allow-large', `lift the work limits: steps (--max-steps), bodies (${WORK_LIMITS.bodies.toLocaleString('en-US')}), estimated memory (${bytes(WORK_LIMITS.memoryBytes)}) and output size (${bytes(WORK_LIMITS.outputBytes)})`)
     .option('--scene-param <name=value>', 'parameter of a parametric scene, a number (repeatable; see `vivace scenes`)', collectSceneParam);
 }
 

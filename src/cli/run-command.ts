@@ -3,12 +3,14 @@
  * the outputs of run-output.ts, a progress display and a short summary. No physics here.
  */
 
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { findIntegrator } from '../integrators/registry.js';
 import type { LinearSolverName } from '../math/linear-solver.js';
 import type { Model } from '../model/model.js';
 import { clearCompareOutputs, compareReportMarkdown, runStatus, writeCompareOutputs, type CompareEntry } from '../io/compare-report.js';
 import { readCheckpoint, writeCheckpoint } from '../io/checkpoint.js';
+import { checkOutputDir, OutputDirError } from '../io/output-dir.js';
 import { CHECKPOINT_FILE, ENERGY_PLOT_FILE, FRAMES_DIR, frameName, METRICS_FILE, RunOutput, SUMMARY_FILE, type EnergySeries, type RunOutputPaths } from '../io/run-output.js';
 import { checkSceneWork, readOnceMeshes, workLimits } from '../io/prepare-scene.js';
 import { applyOverrides, loadScene, OverrideError, toRunOptions, type LoadedScene, type SceneOverrides } from '../io/scene-files.js';
@@ -68,9 +70,17 @@ function checkRunWork(scene: Scene, meshes: MeshResolver, flags: WorkFlags, sour
   }
 }
 
-/** The output folder may exist (its earlier outputs are replaced) but must not be a file. */
-function checkOutDir(dir: string): string {
-  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`--out: ${dir} exists and is not a folder`);
+/**
+ * The output folder may exist (its earlier outputs are replaced) or be creatable; it must be writable with some
+ * space free. Checked before anything is written; `given` tells whether --out named it.
+ */
+function checkOutDir(dir: string, given: boolean): string {
+  try {
+    checkOutputDir(dir);
+  } catch (err) {
+    if (err instanceof OutputDirError) throw new UsageError(`${given ? '--out' : 'output folder (from the scene name; --out picks another)'}: ${err.message}`);
+    throw err;
+  }
   return dir;
 }
 
@@ -91,7 +101,7 @@ export function prepareRun(sceneArg: string, overrides: SceneOverrides, out: str
   checkRunWork(scene, meshes, { ...work, dt: overrides.dt, duration: overrides.duration }, loaded.source);
   const model = buildSceneModel(scene, meshes);
   const options = toRunOptions(scene);
-  const outDir = checkOutDir(resolve(cwd, out ?? join('out', `${scene.name}-${scene.integrator.name}`)));
+  const outDir = checkOutDir(resolve(cwd, out ?? join('out', `${scene.name}-${scene.integrator.name}`)), out !== undefined);
   return { scene, source: loaded.source, model, options, outDir };
 }
 
@@ -144,7 +154,7 @@ export async function executeRun(run: PreparedRun, io: CliIo, opts: { quiet?: bo
     result = await driveRun(steps, () => opts.stop?.signal != null);
   } catch (err) {
     progress.stop();
-    output.close();
+    output.abort();
     if (!output.started) throw new SceneError((err as Error).message);
     throw err;
   } finally {
@@ -243,6 +253,9 @@ async function withStopSignals<T>(io: CliIo, body: (stop: StopWatch) => Promise<
  */
 export async function runCommand(sceneArg: string, flags: RunFlags, io: CliIo, cwd = process.cwd()): Promise<number> {
   const run = prepareRun(sceneArg, overridesOf(flags), flags.out, cwd, flags.sceneParam, flags);
+  if ((flags.resume || flags.checkpointEvery !== undefined) && !findIntegrator(run.options.integrator).resumable?.(run.options.params)) {
+    throw new UsageError(`${flags.resume ? '--resume' : '--checkpoint-every'}: integrator '${run.options.integrator}' keeps history between steps, so it has no checkpoints (implicit-euler, a-1 and a-search without sparse have)`);
+  }
   if (flags.resume) {
     run.options.resume = loadResumeCheckpoint(run);
     if (!flags.quiet) io.stderr.write(`resuming after step ${run.options.resume.step} (t = ${num(run.options.resume.step * run.options.h)} s) from ${shortPath(join(run.outDir, CHECKPOINT_FILE), cwd)}\n`);
@@ -317,7 +330,7 @@ export async function compareCommand(sceneArg: string, flags: CompareFlags, io: 
   for (const scene of scenes) checkRunWork(scene, meshes, flags, loaded.source, scenes.length);
   // The model does not depend on the integrator: building it once checks meshes and regions for every run.
   let firstModel: Model | undefined = buildSceneModel(base, meshes);
-  const outDir = checkOutDir(resolve(cwd, flags.out ?? join('out', `${base.name}-compare`)));
+  const outDir = checkOutDir(resolve(cwd, flags.out ?? join('out', `${base.name}-compare`)), flags.out !== undefined);
 
   const entries: CompareEntry[] = [];
   const signal = await withStopSignals(io, async (stop) => {

@@ -12,6 +12,39 @@
 /** Barycentric slack: a projection this far outside still counts as inside (lower bound, hence conservative). */
 const INSIDE_SLACK = 1e-10;
 
+/**
+ * Left by every function below: the vector between the two closest points it found (its squared length is the
+ * returned value; its sign depends on the candidate). CCD reads it as the direction that separates the pair.
+ */
+export const closestOffset = new Float64Array(3);
+
+/** Offset of the closest candidate so far, while a function compares several. */
+let bestX = 0, bestY = 0, bestZ = 0;
+
+/** Keeps closestOffset as the best offset when d2 improves on best; returns the new best (NaN wins, as in Math.min). */
+function keepCloser(d2: number, best: number): number {
+  if (d2 >= best || Number.isNaN(best)) return best;
+  bestX = closestOffset[0];
+  bestY = closestOffset[1];
+  bestZ = closestOffset[2];
+  return d2;
+}
+
+/** Stores (x, y, z) as the best offset. */
+function setBest(x: number, y: number, z: number): void {
+  bestX = x;
+  bestY = y;
+  bestZ = z;
+}
+
+/** Publishes the best offset as closestOffset and returns d2. */
+function finish(d2: number): number {
+  closestOffset[0] = bestX;
+  closestOffset[1] = bestY;
+  closestOffset[2] = bestZ;
+  return d2;
+}
+
 /** Squared distance from vertex p to the closed segment [a, b]; a degenerate segment is a point. */
 export function pointSegmentDistanceSq(x: Float64Array, p: number, a: number, b: number): number {
   const pi = 3 * p, ai = 3 * a, bi = 3 * b;
@@ -24,16 +57,17 @@ export function pointSegmentDistanceSq(x: Float64Array, p: number, a: number, b:
     s = s < 0 ? 0 : s > 1 ? 1 : s;
   }
   const rx = wx - s * ex, ry = wy - s * ey, rz = wz - s * ez;
+  closestOffset[0] = rx;
+  closestOffset[1] = ry;
+  closestOffset[2] = rz;
   return rx * rx + ry * ry + rz * rz;
 }
 
 /** Squared distance from vertex p to the closed triangle (a, b, c), degenerate triangles included. */
 export function pointTriangleDistanceSq(x: Float64Array, p: number, a: number, b: number, c: number): number {
-  let best = Math.min(
-    pointSegmentDistanceSq(x, p, a, b),
-    pointSegmentDistanceSq(x, p, b, c),
-    pointSegmentDistanceSq(x, p, c, a),
-  );
+  let best = keepCloser(pointSegmentDistanceSq(x, p, a, b), Infinity);
+  best = keepCloser(pointSegmentDistanceSq(x, p, b, c), best);
+  best = keepCloser(pointSegmentDistanceSq(x, p, c, a), best);
   const pi = 3 * p, ai = 3 * a, bi = 3 * b, ci = 3 * c;
   const e1x = x[bi] - x[ai], e1y = x[bi + 1] - x[ai + 1], e1z = x[bi + 2] - x[ai + 2];
   const e2x = x[ci] - x[ai], e2y = x[ci + 1] - x[ai + 1], e2z = x[ci + 2] - x[ai + 2];
@@ -48,20 +82,21 @@ export function pointTriangleDistanceSq(x: Float64Array, p: number, a: number, b
       // Distance to the plane: never larger than the distance to the triangle, so safe even if lb, lc are noisy.
       const wn = wx * nx + wy * ny + wz * nz;
       const plane = (wn * wn) / nn;
-      if (plane < best) best = plane;
+      if (plane < best) {
+        best = plane;
+        setBest((wn / nn) * nx, (wn / nn) * ny, (wn / nn) * nz);
+      }
     }
   }
-  return best;
+  return finish(best);
 }
 
 /** Squared distance between the closed segments [a0, a1] and [b0, b1], parallel and degenerate ones included. */
 export function segmentSegmentDistanceSq(x: Float64Array, a0: number, a1: number, b0: number, b1: number): number {
-  let best = Math.min(
-    pointSegmentDistanceSq(x, a0, b0, b1),
-    pointSegmentDistanceSq(x, a1, b0, b1),
-    pointSegmentDistanceSq(x, b0, a0, a1),
-    pointSegmentDistanceSq(x, b1, a0, a1),
-  );
+  let best = keepCloser(pointSegmentDistanceSq(x, a0, b0, b1), Infinity);
+  best = keepCloser(pointSegmentDistanceSq(x, a1, b0, b1), best);
+  best = keepCloser(pointSegmentDistanceSq(x, b0, a0, a1), best);
+  best = keepCloser(pointSegmentDistanceSq(x, b1, a0, a1), best);
   const i0 = 3 * a0, i1 = 3 * a1, j0 = 3 * b0, j1 = 3 * b1;
   const ux = x[i1] - x[i0], uy = x[i1 + 1] - x[i0 + 1], uz = x[i1 + 2] - x[i0 + 2];
   const vx = x[j1] - x[j0], vy = x[j1 + 1] - x[j0 + 1], vz = x[j1 + 2] - x[j0 + 2];
@@ -82,15 +117,21 @@ export function segmentSegmentDistanceSq(x: Float64Array, a0: number, a1: number
       const sc = s < 0 ? 0 : s > 1 ? 1 : s, tc = t < 0 ? 0 : t > 1 ? 1 : t;
       const dx = rx + sc * ux - tc * vx, dy = ry + sc * uy - tc * vy, dz = rz + sc * uz - tc * vz;
       const direct = dx * dx + dy * dy + dz * dz;
-      if (direct < best) best = direct;
+      if (direct < best) {
+        best = direct;
+        setBest(dx, dy, dz);
+      }
       const nx = uy * vz - uz * vy, ny = uz * vx - ux * vz, nz = ux * vy - uy * vx;
       const nn = nx * nx + ny * ny + nz * nz;
       if (nn > 0) {
         const rn = rx * nx + ry * ny + rz * nz;
         const line = (rn * rn) / nn;
-        if (line < best) best = line;
+        if (line < best) {
+          best = line;
+          setBest((rn / nn) * nx, (rn / nn) * ny, (rn / nn) * nz);
+        }
       }
     }
   }
-  return best;
+  return finish(best);
 }

@@ -9,10 +9,12 @@
  */
 
 import { readFileSync, renameSync, unlinkSync, writeFileSync, existsSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { type TetMesh, type TriSurface, checkTetMesh, orientTets } from '../mesh/tet-mesh.js';
+import { type TetMesh, type TriSurface, checkTetMesh, orientTets, tetVolume6 } from '../mesh/tet-mesh.js';
+import { TET_MESH_FORMATS } from '../scene/schema.js';
+import { fsErrorText } from './fs-errors.js';
 
 export class MeshFileError extends Error {
   constructor(
@@ -28,10 +30,27 @@ export class MeshFileError extends Error {
 // ---------------------------------------------------------------------------------------------------------------
 // Plumbing
 
-/** Read a text file, gunzipping it first when the name ends in .gz. */
+/** Largest text a mesh file may hold (V8's string limit is about 512 MiB); also caps what a .gz may inflate to. */
+const MAX_TEXT_BYTES = 2 ** 29 - 64;
+
+/** Read a text file, gunzipping it first when the name ends in .gz; failures are MeshFileErrors naming the file. */
 export function readTextFile(path: string): string {
-  const raw = readFileSync(path);
-  return (path.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8');
+  let raw: Buffer;
+  try {
+    raw = readFileSync(path);
+  } catch (err) {
+    throw new MeshFileError(path, 0, `cannot read: ${fsErrorText(err)}`);
+  }
+  if (path.endsWith('.gz')) {
+    try {
+      raw = gunzipSync(raw, { maxOutputLength: MAX_TEXT_BYTES });
+    } catch (err) {
+      const tooLarge = (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
+      throw new MeshFileError(path, 0, tooLarge ? `inflates to more than ${MAX_TEXT_BYTES} bytes` : `not a valid gzip file (${(err as Error).message}); a name ending in .gz must be gzip-compressed`);
+    }
+  }
+  if (raw.length > MAX_TEXT_BYTES) throw new MeshFileError(path, 0, `too large (${raw.length} bytes; at most ${MAX_TEXT_BYTES})`);
+  return raw.toString('utf8');
 }
 
 /**
@@ -272,7 +291,28 @@ export function readTetgen(path: string, elePath?: string): TetMesh {
   const tets = parseTetgenEle(readTextFile(paths.elePath), paths.elePath, positions.length / 3, firstIndex);
   const mesh = { positions, tets };
   orientTets(mesh);
+  requireSolidTets(mesh, paths.nodePath, paths.elePath, (i) => i + firstIndex);
   return mesh;
+}
+
+/**
+ * Refuses what would give a body without a rest shape or a mass: no tets, a tet of zero volume (a repeated node, or
+ * four nodes in one plane: its elastic energy is NaN), or a node in no tet (a free node with no mass). `nodeId`
+ * gives a node's number in the file, for the messages.
+ */
+function requireSolidTets(mesh: TetMesh, nodeFile: string, tetFile: string, nodeId: (i: number) => number): void {
+  const nTets = mesh.tets.length / 4;
+  if (nTets === 0) throw new MeshFileError(tetFile, 0, 'has no tetrahedra');
+  const used = new Uint8Array(mesh.positions.length / 3);
+  for (let t = 0; t < nTets; t++) {
+    const nodes = Array.from(mesh.tets.subarray(4 * t, 4 * t + 4));
+    for (const i of nodes) used[i] = 1;
+    if (tetVolume6(mesh.positions, mesh.tets, t) > 0) continue;
+    const why = new Set(nodes).size < 4 ? 'a node repeats' : 'its nodes lie in one plane';
+    throw new MeshFileError(tetFile, 0, `tetrahedron ${t + 1} of ${nTets} (nodes ${nodes.map(nodeId).join(', ')}) has zero volume (${why})`);
+  }
+  const unused = used.indexOf(0);
+  if (unused >= 0) throw new MeshFileError(nodeFile, 0, `node ${nodeId(unused)} belongs to no tetrahedron (it would have no mass)`);
 }
 
 export interface TetgenWriteOptions {
@@ -412,7 +452,12 @@ export function parseGmsh(text: string, file = '<msh>'): TetMesh {
   }
   const newIndex = new Int32Array(nodeIds.length).fill(-1);
   let n = 0;
-  for (let i = 0; i < used.length; i++) if (used[i]) newIndex[i] = n++;
+  const fileId: number[] = [];
+  for (let i = 0; i < used.length; i++) {
+    if (!used[i]) continue;
+    newIndex[i] = n++;
+    fileId.push(nodeIds[i]);
+  }
   const positions = new Float64Array(3 * n);
   for (let i = 0; i < used.length; i++) {
     if (newIndex[i] < 0) continue;
@@ -422,11 +467,28 @@ export function parseGmsh(text: string, file = '<msh>'): TetMesh {
   for (let i = 0; i < tets.length; i++) tets[i] = newIndex[slotOfId.get(corners[2 * i]) as number];
   const mesh = { positions, tets };
   orientTets(mesh);
+  requireSolidTets(mesh, file, file, (i) => fileId[i]);
   return mesh;
 }
 
 export function readGmsh(path: string): TetMesh {
   return parseGmsh(readTextFile(path), path);
+}
+
+/** Surface formats often tried first: their error says to tetrahedralize. */
+const SURFACE_FORMATS = new Set(['.obj', '.stl', '.ply', '.off']);
+
+/**
+ * Why `path` cannot name a tet mesh (an extension no reader knows, with no TetGen files named after it), or null.
+ * A TetGen base name may contain dots (`cube.v2` for cube.v2.node), so an unknown extension is only refused when
+ * `<path>.node` is not there either.
+ */
+export function unsupportedMeshFormat(path: string): string | null {
+  if (/\.(node|ele|msh)(\.gz)?$/.test(path)) return null;
+  const ext = extname(path.replace(/\.gz$/, '')).toLowerCase();
+  if (ext === '' || existsSync(tetgenPaths(path).nodePath)) return null;
+  const surface = SURFACE_FORMATS.has(ext) ? ` (${ext} holds a surface: tetrahedralize it first, e.g. with TetGen)` : '';
+  return `'${ext}' is not a tet mesh format vivace reads${surface}; supported: ${TET_MESH_FORMATS.join(', ')}`;
 }
 
 /** Read a tet mesh by extension: .msh (Gmsh v2 ASCII) or TetGen (.node/.ele, optionally .gz, or the base name). */

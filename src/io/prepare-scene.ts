@@ -30,7 +30,7 @@ export function readOnceMeshes(baseDir: string): MeshResolver {
 
 /** The work limits asked for: the defaults, another step limit, or none at all (`allowLarge`). */
 export function workLimits(ask: { maxSteps?: number; allowLarge?: boolean }): WorkLimits {
-  if (ask.allowLarge) return { steps: Infinity, memoryBytes: Infinity, outputBytes: Infinity };
+  if (ask.allowLarge) return { steps: Infinity, memoryBytes: Infinity, outputBytes: Infinity, bodies: Infinity };
   return { ...WORK_LIMITS, steps: ask.maxSteps ?? WORK_LIMITS.steps };
 }
 

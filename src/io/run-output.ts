@@ -8,18 +8,22 @@
  *   checkpoint.json  with --checkpoint-every: the run state to go on from (io/checkpoint.ts)
  *
  * The folder is created lazily, on the first record simulate() reports, so a run that fails its own checks (bad
- * step, bad parameters, a non-finite initial energy) leaves nothing behind. Only the files above are ever removed.
+ * step, bad parameters, a non-finite initial energy) leaves nothing behind; so does a start that cannot write (a
+ * full disk): what it created is removed again. A write that fails later (OutputWriteError) names the file and
+ * leaves metrics.csv ending with a whole row. Only the files above are ever removed.
  * A resumed run (resumeAfter) keeps the rows and frames up to its checkpoint and appends.
  */
 
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Model } from '../model/model.js';
 import type { Scene } from '../scene/schema.js';
 import type { RunSummary, StepRecord } from '../sim/records.js';
 import { frameGeometry } from '../sim/frame-geometry.js';
 import type { RunObserver, RunOptions } from '../sim/simulate.js';
+import { fsErrorText } from './fs-errors.js';
 import { writeFileAtomic, writeObj } from './mesh-files.js';
+import { makeDirs, removeCreated } from './output-dir.js';
 import { linePlotSvg } from './plot.js';
 
 export const METRICS_FILE = 'metrics.csv';
@@ -52,6 +56,18 @@ export const METRICS_COLUMNS = [
   'min_distance',
   'active_contacts',
 ] as const;
+
+/** An output file that could not be written; the message names it, why, and (mid-run) what was kept. */
+export class OutputWriteError extends Error {
+  override name = 'OutputWriteError';
+  constructor(
+    readonly file: string,
+    cause: unknown,
+    kept = '',
+  ) {
+    super(`cannot write ${file}: ${fsErrorText(cause)}${kept}`);
+  }
+}
 
 /** Removes the files a run writes (and nothing else) from dir, if they are there. */
 export function clearRunOutputs(dir: string): void {
@@ -125,6 +141,9 @@ export class RunOutput {
   /** Hand this to simulate(). */
   readonly observer: RunObserver;
   private fd: number | null = null;
+  /** Bytes of metrics.csv on disk, all in whole lines: where a failed write is cut back to. */
+  private metricsBytes = 0;
+  private rowsOnDisk = 0;
   private opened = false;
   private buffer: string[] = [];
   private buffered = 0;
@@ -183,15 +202,44 @@ export class RunOutput {
   /** Creates the folder, clears earlier outputs and starts metrics.csv. Called by the first record. */
   open(firstRecord?: StepRecord): void {
     if (this.opened) return;
-    mkdirSync(this.dir, { recursive: true });
-    clearRunOutputs(this.dir);
-    mkdirSync(this.paths.frames);
-    this.termNames = firstRecord ? [...firstRecord.potentials.keys()] : uniqueTermNames(this.model);
-    this.fd = openSync(this.paths.metrics, 'w');
-    const header = [...METRICS_COLUMNS, ...this.termNames, 'warning'].join(',');
-    writeSync(this.fd, `${header}\n`);
+    const created = makeDirs(this.dir);
+    try {
+      clearRunOutputs(this.dir);
+      mkdirSync(this.paths.frames);
+      this.termNames = firstRecord ? [...firstRecord.potentials.keys()] : uniqueTermNames(this.model);
+      this.fd = openSync(this.paths.metrics, 'w');
+      const header = [...METRICS_COLUMNS, ...this.termNames, 'warning'].join(',');
+      this.writeMetrics(`${header}\n`);
+    } catch (err) {
+      // Nothing is kept from a start that failed (a full disk): the run is refused as if it had not begun.
+      this.closeQuietly();
+      try {
+        clearRunOutputs(this.dir);
+      } catch {
+        // Best effort: the error below is what the user needs.
+      }
+      removeCreated(created);
+      throw err instanceof OutputWriteError ? err : new OutputWriteError(this.paths.metrics, err);
+    }
     this.lastFlush = performance.now();
     this.opened = true;
+  }
+
+  /** Appends text to metrics.csv; on failure, cuts the file back to its last whole row and throws OutputWriteError. */
+  private writeMetrics(text: string): void {
+    const bytes = Buffer.from(text, 'utf8');
+    try {
+      // writeSync may write only part (a disk filling up): go on until all is written or it fails.
+      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd!, bytes, done, bytes.length - done);
+    } catch (err) {
+      try {
+        ftruncateSync(this.fd!, this.metricsBytes);
+      } catch {
+        // The cut is best effort; the error below names the file either way.
+      }
+      throw new OutputWriteError(this.paths.metrics, err, this.opened ? this.keptText() : '');
+    }
+    this.metricsBytes += bytes.length;
   }
 
   /**
@@ -233,6 +281,8 @@ export class RunOutput {
     }
     for (const f of [SUMMARY_FILE, ENERGY_PLOT_FILE]) rmSync(join(this.dir, f), { force: true });
     this.fd = openSync(metrics, 'a');
+    this.metricsBytes = fstatSync(this.fd).size;
+    this.rowsOnDisk = this.rowCount;
     this.lastFlush = performance.now();
     this.opened = true;
   }
@@ -291,23 +341,60 @@ export class RunOutput {
       p[3 * i + 1] = x[d + 1];
       p[3 * i + 2] = x[d + 2];
     }
-    writeObj(join(this.paths.frames, frameName(index)), p, this.frameTriangles);
+    const file = join(this.paths.frames, frameName(index));
+    try {
+      writeObj(file, p, this.frameTriangles);
+    } catch (err) {
+      try {
+        this.flush(); // keep the rows of the steps done, if they still fit
+      } catch {
+        // The frame's error is the one to report.
+      }
+      throw new OutputWriteError(file, err, this.keptText());
+    }
     this.frameCount++;
   }
 
   /** Writes the buffered rows to metrics.csv. */
   flush(): void {
     if (this.fd === null || this.buffer.length === 0) return;
-    writeSync(this.fd, this.buffer.join(''));
+    const rows = this.buffer.length;
+    const text = this.buffer.join('');
     this.buffer = [];
     this.buffered = 0;
+    this.writeMetrics(text);
+    this.rowsOnDisk += rows;
     this.lastFlush = performance.now();
   }
 
   /** Closes metrics.csv without writing the summary (an aborted run). */
   close(): void {
     this.flush();
-    if (this.fd !== null) closeSync(this.fd);
+    this.closeQuietly();
+  }
+
+  /** After a failure: writes what it can of the buffered rows and closes metrics.csv; never throws. */
+  abort(): void {
+    try {
+      this.flush();
+    } catch {
+      // The run is failing already; its first error is the one reported.
+    }
+    this.closeQuietly();
+  }
+
+  /** What a run that failed to write keeps, for the error message. */
+  private keptText(): string {
+    const rows = this.rowsOnDisk > 1 ? `steps 0 to ${this.rowsOnDisk - 1}` : this.rowsOnDisk === 1 ? 'step 0' : 'only its header';
+    return `; the run stopped after step ${this.rowCount - 1}: the outputs written so far stay in ${this.dir} (${METRICS_FILE} keeps ${rows}, ${FRAMES_DIR}/ ${this.frameCount} frames)`;
+  }
+
+  private closeQuietly(): void {
+    try {
+      if (this.fd !== null) closeSync(this.fd);
+    } catch {
+      // Closing a file that failed to write can fail again; nothing more to do.
+    }
     this.fd = null;
   }
 
@@ -333,7 +420,11 @@ export class RunOutput {
       options: this.runOptions,
       effectiveScene: this.options.scene ?? null,
     };
-    writeFileAtomic(this.paths.summary, `${JSON.stringify(doc, jsonNumbers, 2)}\n`);
+    try {
+      writeFileAtomic(this.paths.summary, `${JSON.stringify(doc, jsonNumbers, 2)}\n`);
+    } catch (err) {
+      throw new OutputWriteError(this.paths.summary, err, `; the other outputs stay in ${this.dir}`);
+    }
     return this.paths;
   }
 

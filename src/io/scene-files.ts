@@ -14,10 +14,10 @@ import { checkParams, findIntegrator, integratorNames } from '../integrators/reg
 import { LINEAR_SOLVER_NAMES, type LinearSolverName } from '../math/linear-solver.js';
 import type { TetMesh } from '../mesh/tet-mesh.js';
 import type { MeshResolver } from '../scene/build.js';
-import { parseScene, SceneError, type Scene } from '../scene/schema.js';
+import { parseScene, SceneError, sceneSchema, type Scene } from '../scene/schema.js';
 import { checkSceneParams } from '../scene/validate.js';
 import { findParametricScene, formatSceneParams, makeParametricScene, parametricSceneNames, SceneParamError, type SceneParameter, type SceneParams } from '../scene/parametric.js';
-import { MeshFileError, readTetMesh, readTetgen, tetgenPaths } from './mesh-files.js';
+import { MeshFileError, readTetMesh, readTetgen, tetgenPaths, unsupportedMeshFormat } from './mesh-files.js';
 
 /** Root of the package (where scenes/ and data/ live), found from this module so the CWD does not matter. */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -88,6 +88,7 @@ function locateScene(nameOrPath: string): string {
   const looksLikePath = nameOrPath.endsWith('.json') || nameOrPath.includes('/') || nameOrPath.includes('\\');
   const asPath = resolve(nameOrPath);
   if (existsSync(asPath) && statSync(asPath).isFile()) return asPath;
+  if (existsSync(asPath) && looksLikePath) throw new SceneError(`scene file ${asPath} is ${statSync(asPath).isDirectory() ? 'a folder' : 'not a regular file'}`);
   if (looksLikePath) throw new SceneError(`scene file ${asPath} does not exist`);
   const builtin = join(BUILTIN_SCENE_DIR, `${nameOrPath}.json`);
   if (/^[\w.-]+$/.test(nameOrPath) && existsSync(builtin)) return builtin;
@@ -174,15 +175,30 @@ function lineColumn(text: string, offset: number): { line: number; column: numbe
   return { line, column: offset - lineStart + 1 };
 }
 
-/** Scans JSON text for its first syntax error; null when the text is valid. Only run after JSON.parse failed. */
+const OPEN_OBJECT = 123; // {
+const CLOSE_OBJECT = 125; // }
+const OPEN_ARRAY = 91; // [
+const CLOSE_ARRAY = 93; // ]
+const QUOTE = 34;
+const COMMA = 44;
+const COLON = 58;
+const BACKSLASH = 92;
+const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+/**
+ * Scans JSON text for its first syntax error; null when the text is valid. Only run after JSON.parse failed. Open
+ * brackets are kept on a stack (no recursion), so any nesting depth is scanned to the real error.
+ */
 export function findJsonSyntaxError(text: string): { offset: number; message: string } | null {
+  const n = text.length;
   let i = 0;
+  const stack: number[] = [];
   const fail = (message: string, at = i): never => {
     throw { offset: at, message };
   };
-  const describe = (at: number): string => (at >= text.length ? 'end of input' : JSON.stringify(text[at]));
+  const describe = (at: number): string => (at >= n ? 'end of input' : JSON.stringify(text[at]));
   const ws = () => {
-    while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
+    for (let c = text.charCodeAt(i); c === 32 || c === 9 || c === 10 || c === 13; c = text.charCodeAt(++i));
   };
   const literal = (word: string) => {
     for (let k = 0; k < word.length; k++) {
@@ -193,14 +209,14 @@ export function findJsonSyntaxError(text: string): { offset: number; message: st
   const string = () => {
     i++; // opening quote
     for (;;) {
-      if (i >= text.length) fail('unterminated string');
+      if (i >= n) fail('unterminated string');
       const c = text.charCodeAt(i);
-      if (c === 34) {
+      if (c === QUOTE) {
         i++;
         return;
       }
       if (c < 32) fail('control character (a raw line break?) inside a string');
-      if (c === 92) {
+      if (c === BACKSLASH) {
         const e = text[i + 1];
         if (e === 'u') {
           if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail('bad \\u escape in a string');
@@ -210,57 +226,70 @@ export function findJsonSyntaxError(text: string): { offset: number; message: st
       } else i++;
     }
   };
-  const number = () => {
-    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-    if (!m || m[0] === '' || m[0] === '-') fail(`expected a value, got ${describe(i)}`);
-    i += (m as RegExpExecArray)[0].length;
-  };
-  // An object's or array's members after its opening bracket, separated by ',' up to the closing bracket.
-  const members = (depth: number, isObject: boolean): void => {
-    const close = isObject ? '}' : ']';
-    i++;
+  // A value at i: a scalar is read whole; a bracket is pushed (true: its members follow).
+  const value = (): boolean => {
     ws();
-    if (text[i] === close) {
+    const c = text.charCodeAt(i);
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      stack.push(c);
       i++;
-      return;
+      return true;
     }
-    for (;;) {
-      ws();
-      if (isObject) {
-        if (text[i] !== '"') fail(`expected a double-quoted property name, got ${describe(i)}${text[i] === '}' ? ' (trailing comma?)' : ''}`);
-        string();
-        ws();
-        if (text[i] !== ':') fail(`expected ':' after a property name, got ${describe(i)}`);
-        i++;
-      } else if (text[i] === ']') fail("expected a value, got ']' (trailing comma?)");
-      value(depth + 1);
-      ws();
-      if (text[i] === ',') {
-        i++;
-        continue;
-      }
-      if (text[i] === close) {
-        i++;
-        return;
-      }
-      fail(`expected ',' or '${close}' after ${isObject ? 'a property value' : 'an array element'}, got ${describe(i)}`);
+    if (c === QUOTE) string();
+    else if (text[i] === 't') literal('true');
+    else if (text[i] === 'f') literal('false');
+    else if (text[i] === 'n') literal('null');
+    else {
+      JSON_NUMBER.lastIndex = i;
+      const m = JSON_NUMBER.exec(text);
+      if (!m) fail(`expected a value, got ${describe(i)}`);
+      i += (m as RegExpExecArray)[0].length;
     }
+    return false;
   };
-  const value = (depth: number): void => {
-    if (depth > 1000) fail('nesting too deep');
+  // One member of the innermost container: `"name": value` in an object, a value in an array.
+  const member = (): boolean => {
     ws();
-    const c = text[i];
-    if (c === '{' || c === '[') members(depth, c === '{');
-    else if (c === '"') string();
-    else if (c === 't') literal('true');
-    else if (c === 'f') literal('false');
-    else if (c === 'n') literal('null');
-    else number();
+    if (stack[stack.length - 1] === OPEN_ARRAY) return value();
+    if (text.charCodeAt(i) !== QUOTE) fail(`expected a double-quoted property name, got ${describe(i)}${text.charCodeAt(i) === CLOSE_OBJECT ? ' (trailing comma?)' : ''}`);
+    string();
+    ws();
+    if (text.charCodeAt(i) !== COLON) fail(`expected ':' after a property name, got ${describe(i)}`);
+    i++;
+    return value();
   };
   try {
-    value(0);
+    let opened = value();
+    for (;;) {
+      if (opened) {
+        // Right after '{' or '[': empty, or the first member.
+        ws();
+        if (text.charCodeAt(i) !== (stack[stack.length - 1] === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
+          opened = member();
+          continue;
+        }
+        stack.pop();
+        i++;
+        opened = false;
+      }
+      if (stack.length === 0) break;
+      // After a member: ',' and the next one, or the closing bracket.
+      ws();
+      const isObject = stack[stack.length - 1] === OPEN_OBJECT;
+      const close = isObject ? CLOSE_OBJECT : CLOSE_ARRAY;
+      const c = text.charCodeAt(i);
+      if (c === COMMA) {
+        i++;
+        ws();
+        if (!isObject && text.charCodeAt(i) === CLOSE_ARRAY) fail("expected a value, got ']' (trailing comma?)");
+        opened = member();
+      } else if (c === close) {
+        stack.pop();
+        i++;
+      } else fail(`expected ',' or '${String.fromCharCode(close)}' after ${isObject ? 'a property value' : 'an array element'}, got ${describe(i)}`);
+    }
     ws();
-    if (i < text.length) fail(`unexpected ${describe(i)} after the end of the JSON value`);
+    if (i < n) fail(`unexpected ${describe(i)} after the end of the JSON value`);
     return null;
   } catch (err) {
     if (err && typeof err === 'object' && 'offset' in err) return err as { offset: number; message: string };
@@ -278,10 +307,12 @@ export function meshResolver(baseDir: string, meshDir = BUILTIN_MESH_DIR): MeshR
     const mesh = body.mesh;
     if (mesh.type === 'file') {
       const path = isAbsolute(mesh.path) ? mesh.path : resolve(baseDir, mesh.path);
+      const unsupported = unsupportedMeshFormat(path);
+      if (unsupported) throw new SceneError(`${where}.path: ${JSON.stringify(mesh.path)}: ${unsupported}`);
       const needed = /\.msh(\.gz)?$/.test(path) ? [path] : Object.values(tetgenPaths(path));
       const missing = needed.filter((p) => !existsSync(p));
       if (missing.length) throw new SceneError(`${where}.path: mesh file ${missing.join(' and ')} not found (path '${mesh.path}' is relative to ${baseDir})`);
-      return readMeshFile(() => readTetMesh(path), where);
+      return readMeshFile(() => readTetMesh(path), `${where}.path`);
     }
     if (mesh.type === 'builtin') {
       const nodePath = join(meshDir, `${mesh.name}.node.gz`);
@@ -331,9 +362,12 @@ export class OverrideError extends SceneError {
   }
 }
 
-/** A new validated scene with the overrides applied; the input scene is not modified. */
+/** The fields overrides can change: only they are validated again (a scene can hold 50 MB of particles). */
+const overridableFields = sceneSchema.pick({ dt: true, duration: true, frameRate: true, integrator: true, solver: true });
+
+/** A new validated scene with the overrides applied; the input scene is not modified (unchanged parts are shared). */
 export function applyOverrides(scene: Scene, overrides: SceneOverrides): Scene {
-  const next = structuredClone(scene);
+  const next: Scene = { ...scene, integrator: { ...scene.integrator, params: { ...scene.integrator.params } }, solver: { ...scene.solver } };
   const o = overrides;
   const positive = (field: 'dt' | 'duration' | 'tolerance' | 'frameRate', value: number | undefined, allowZero = false) => {
     if (value === undefined) return;
@@ -370,7 +404,8 @@ export function applyOverrides(scene: Scene, overrides: SceneOverrides): Scene {
   if (o.frameRate !== undefined) next.frameRate = o.frameRate;
   let validated: Scene;
   try {
-    validated = parseScene(next, 'scene after overrides');
+    const { dt, duration, frameRate, integrator, solver } = next;
+    validated = { ...next, ...parseScene({ dt, duration, frameRate, integrator, solver }, 'scene after overrides', overridableFields) };
   } catch (err) {
     // Only the solver block can still be wrong here: every other override was checked above.
     throw new OverrideError('solver', (err as Error).message);

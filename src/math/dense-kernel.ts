@@ -7,8 +7,8 @@
  * in WebAssembly SIMD (f64x2) reaches about 6-8 GFlop/s, so the kernel is a tiny WebAssembly module written
  * byte by byte below (no toolchain needed), with the JS loops as a fallback where WebAssembly SIMD is missing.
  * The module also does the other loops of the factorization and solve that touch every entry: the multifrontal
- * extend-add (an indexed scatter), the column scaling of the panel factorization and the transposed mat-vec of
- * the backward solve. All data lives in the module's memory: callers keep their dense arrays in `data` and their
+ * extend-add (an indexed scatter), the column scaling of the panel factorization, and the triangular solves and
+ * scattering / gathering mat-vecs of the forward and backward substitutions. All data lives in the module's memory: callers keep their dense arrays in `data` and their
  * index maps in `ints`, and take both again after `allocate`, since growing replaces them.
  */
 
@@ -33,8 +33,29 @@ export interface DenseKernel {
    * parent's own r x r update matrix).
    */
   extendAdd(src: number, rc: number, rel: number, panel: number, upd: number, k: number, r: number): void;
-  /** For q < nc: data[y + q] -= sum_{i < nr} data[a + i*sa + q] * data[g + i]  (y -= A^T g). */
-  gemvTransposed(a: number, sa: number, g: number, y: number, nr: number, nc: number): void;
+  /** The same memory as `data` seen as float32 (valid until the next `allocate`): a compact copy of a factor. */
+  readonly floats: Float32Array;
+  /** floats[to + i] = data[from + i] for i < count, rounded (the ranges must not overlap). */
+  toFloats(from: number, count: number, to: number): void;
+  // The solve kernels read the factor L from `data`, or with single = true from `floats` (l and a then index
+  // floats); vectors are always data, and sums are formed in float64.
+  /**
+   * Forward substitution with the lower triangle of a k x k row-major block (stride k) at l: y = L^-1 y, y being
+   * data[y ... y + k).
+   */
+  triangularSolve(l: number, k: number, y: number, single?: boolean): void;
+  /** Backward substitution with the same block transposed: y = L^-T y. */
+  triangularSolveTransposed(l: number, k: number, y: number, single?: boolean): void;
+  /**
+   * For i < nr: data[y + ints[idx + i]] -= sum_{q < nc} A[a + i*sa + q] * data[x + q]  (a mat-vec whose rows
+   * land on scattered entries: the forward solve's update of the rows below a supernode).
+   */
+  gemvScatter(a: number, sa: number, x: number, nr: number, nc: number, y: number, idx: number, single?: boolean): void;
+  /**
+   * For q < nc: data[out + q] -= sum_{i < nr} A[a + i*sa + q] * data[y + ints[idx + i]]  (a transposed mat-vec
+   * on gathered entries: the backward solve's update from the rows below a supernode).
+   */
+  gatherGemvTransposed(a: number, sa: number, y: number, idx: number, nr: number, nc: number, out: number, single?: boolean): void;
   /** data[x + i*stride] *= factor for i < count (a column of a row-major panel). */
   scaleStrided(x: number, stride: number, count: number, factor: number): void;
   /**
@@ -150,12 +171,58 @@ class JsKernel implements DenseKernel {
     }
   }
 
-  gemvTransposed(a: number, sa: number, g: number, y: number, nr: number, nc: number): void {
+  get floats(): Float32Array {
+    return new Float32Array(this.data.buffer, this.data.byteOffset, 2 * this.data.length);
+  }
+
+  toFloats(from: number, count: number, to: number): void {
     const D = this.data;
+    const F = this.floats;
+    for (let i = 0; i < count; i++) F[to + i] = D[from + i];
+  }
+
+  triangularSolve(l: number, k: number, y: number, single = false): void {
+    const L = single ? this.floats : this.data;
+    const D = this.data;
+    for (let j = 0; j < k; j++) {
+      const row = l + j * k;
+      let sum = D[y + j];
+      for (let q = 0; q < j; q++) sum -= L[row + q] * D[y + q];
+      D[y + j] = sum / L[row + j];
+    }
+  }
+
+  triangularSolveTransposed(l: number, k: number, y: number, single = false): void {
+    const L = single ? this.floats : this.data;
+    const D = this.data;
+    for (let j = k - 1; j >= 0; j--) {
+      const row = l + j * k;
+      const yj = D[y + j] / L[row + j];
+      D[y + j] = yj;
+      for (let q = 0; q < j; q++) D[y + q] -= L[row + q] * yj;
+    }
+  }
+
+  gemvScatter(a: number, sa: number, x: number, nr: number, nc: number, y: number, idx: number, single = false): void {
+    const L = single ? this.floats : this.data;
+    const D = this.data;
+    const R = this.ints;
     for (let i = 0; i < nr; i++) {
-      const gi = D[g + i];
       const row = a + i * sa;
-      for (let q = 0; q < nc; q++) D[y + q] -= D[row + q] * gi;
+      let sum = 0;
+      for (let q = 0; q < nc; q++) sum += L[row + q] * D[x + q];
+      D[y + R[idx + i]] -= sum;
+    }
+  }
+
+  gatherGemvTransposed(a: number, sa: number, y: number, idx: number, nr: number, nc: number, out: number, single = false): void {
+    const L = single ? this.floats : this.data;
+    const D = this.data;
+    const R = this.ints;
+    for (let i = 0; i < nr; i++) {
+      const gi = D[y + R[idx + i]];
+      const row = a + i * sa;
+      for (let q = 0; q < nc; q++) D[out + q] -= L[row + q] * gi;
     }
   }
 
@@ -179,13 +246,25 @@ class JsKernel implements DenseKernel {
 
 type WasmTile = (a: number, b: number, c: number, sab: number, sc: number, p: number, nr: number, nc: number) => void;
 
+type SolveFunction = (l: number, k: number, sk: number, y: number) => void;
+type DemoteFunction = (src: number, count: number, dst: number) => void;
+type ScatterFunction = (a: number, sa: number, b: number, c: number, d: number, e: number, f: number) => void;
+
 interface WasmExports {
   t42: WasmTile;
   t41: WasmTile;
   t12: WasmTile;
   t11: WasmTile;
   extendAdd: (src: number, rc: number, rel: number, panel: number, upd: number, k: number, r: number) => void;
-  gemvT: (a: number, sa: number, g: number, y: number, nr: number, nc: number) => void;
+  trsv: SolveFunction;
+  trsvT: SolveFunction;
+  gemvScatter: ScatterFunction;
+  gatherGemvT: ScatterFunction;
+  trsv32: SolveFunction;
+  trsvT32: SolveFunction;
+  gemvScatter32: ScatterFunction;
+  gatherGemvT32: ScatterFunction;
+  demote: DemoteFunction;
   scale: (x: number, stride: number, count: number, factor: number) => void;
   pair: (x: number, stride: number, count: number, inv0: number, l10: number, inv1: number) => void;
 }
@@ -196,6 +275,7 @@ class WasmKernel implements DenseKernel {
   readonly kind = 'wasm-simd' as const;
   data: Float64Array;
   ints: Int32Array;
+  floats: Float32Array;
   /** Byte address of data[0]: the ints come first. */
   private base = 0;
 
@@ -205,6 +285,7 @@ class WasmKernel implements DenseKernel {
   ) {
     this.ints = new Int32Array(memory.buffer, 0, 0);
     this.data = new Float64Array(memory.buffer, 0);
+    this.floats = new Float32Array(memory.buffer, 0);
   }
 
   allocate(ints: number, doubles: number): void {
@@ -221,6 +302,7 @@ class WasmKernel implements DenseKernel {
     this.base = base;
     this.ints = new Int32Array(this.memory.buffer, 0, base / 4);
     this.data = new Float64Array(this.memory.buffer, base);
+    this.floats = new Float32Array(this.memory.buffer, base);
   }
 
   update(a: number, b: number, c: number, sab: number, sc: number, p: number, nr: number, nc: number): void {
@@ -248,10 +330,35 @@ class WasmKernel implements DenseKernel {
     this.fn.extendAdd(o + 8 * src, rc, 4 * rel, o + 8 * panel, o + 8 * upd, k, r);
   }
 
-  gemvTransposed(a: number, sa: number, g: number, y: number, nr: number, nc: number): void {
+  toFloats(from: number, count: number, to: number): void {
+    const o = this.base;
+    if (count > 0) this.fn.demote(o + 8 * from, count, o + 4 * to);
+  }
+
+  triangularSolve(l: number, k: number, y: number, single = false): void {
+    const o = this.base;
+    if (single) this.fn.trsv32(o + 4 * l, k, 4 * k, o + 8 * y);
+    else this.fn.trsv(o + 8 * l, k, 8 * k, o + 8 * y);
+  }
+
+  triangularSolveTransposed(l: number, k: number, y: number, single = false): void {
+    const o = this.base;
+    if (single) this.fn.trsvT32(o + 4 * l, k, 4 * k, o + 8 * y);
+    else this.fn.trsvT(o + 8 * l, k, 8 * k, o + 8 * y);
+  }
+
+  gemvScatter(a: number, sa: number, x: number, nr: number, nc: number, y: number, idx: number, single = false): void {
     if (nr <= 0 || nc <= 0) return;
     const o = this.base;
-    this.fn.gemvT(o + 8 * a, 8 * sa, o + 8 * g, o + 8 * y, nr, nc);
+    if (single) this.fn.gemvScatter32(o + 4 * a, 4 * sa, o + 8 * x, nr, nc, o + 8 * y, 4 * idx);
+    else this.fn.gemvScatter(o + 8 * a, 8 * sa, o + 8 * x, nr, nc, o + 8 * y, 4 * idx);
+  }
+
+  gatherGemvTransposed(a: number, sa: number, y: number, idx: number, nr: number, nc: number, out: number, single = false): void {
+    if (nr <= 0 || nc <= 0) return;
+    const o = this.base;
+    if (single) this.fn.gatherGemvT32(o + 4 * a, 4 * sa, o + 8 * y, 4 * idx, nr, nc, o + 8 * out);
+    else this.fn.gatherGemvT(o + 8 * a, 8 * sa, o + 8 * y, 4 * idx, nr, nc, o + 8 * out);
   }
 
   scaleStrided(x: number, stride: number, count: number, factor: number): void {
@@ -293,19 +400,33 @@ function tryCreateWasmKernel(): DenseKernel | null {
 /** A few hundred small calls, so the engine's optimizing tier compiles the kernels before real work (once). */
 function warmUp(k: DenseKernel): void {
   const n = 48;
-  k.allocate(n, 3 * n * n);
+  const f = 6 * n * n; // a float32 block after the doubles
+  k.allocate(n, 4 * n * n);
   k.data.fill(0.001, 0, 3 * n * n);
+  k.floats.fill(0.001, f, f + n * n);
+  for (let i = 0; i < n; i++) {
+    k.data[i * n + i] = 1; // unit diagonals: the triangular solves stay finite
+    k.floats[f + i * n + i] = 1;
+  }
   for (let i = 0; i < n; i++) k.ints[i] = i;
   for (let rep = 0; rep < 100; rep++) {
     k.update(0, 0, n * n, n, n, n, n - 1, n - 1);
     k.update(0, 0, n * n, n, n, n - 1, n - 2, n - 2);
     k.extendAdd(2 * n * n, n - 8, 0, 0, n * n, 4, n);
-    k.gemvTransposed(0, n, n * n, 2 * n * n, n, n - 1);
+    k.triangularSolve(0, n, 2 * n * n);
+    k.triangularSolveTransposed(0, n, 2 * n * n);
+    k.gemvScatter(0, n, n * n, n, n - 1, 2 * n * n, 0);
+    k.gatherGemvTransposed(0, n, 2 * n * n, 0, n, n - 1, n * n);
+    k.triangularSolve(f, n, 2 * n * n, true);
+    k.triangularSolveTransposed(f, n, 2 * n * n, true);
+    k.gemvScatter(f, n, n * n, n, n - 1, 2 * n * n, 0, true);
+    k.gatherGemvTransposed(f, n, 2 * n * n, 0, n, n - 1, n * n, true);
+    k.toFloats(0, 2 * n - 1, f + n * n);
     k.scaleStrided(0, n, n, 1.0001);
     k.finishColumnPair(0, n, n, 1.0001, 0.001, 0.9999);
   }
   k.allocate(0, 0);
-  k.data.fill(0, 0, 3 * n * n);
+  k.data.fill(0, 0, 4 * n * n);
 }
 
 // Minimal WebAssembly binary writer: just what the kernel needs.
@@ -351,6 +472,7 @@ const op = {
   mul: [0x6c],
   and: [0x71],
   shl: [0x74],
+  shrU: [0x76],
   geS: [0x4e],
   gtS: [0x4a],
   ltS: [0x48],
@@ -367,9 +489,12 @@ const op = {
   f64add: [0xa0],
   f64sub: [0xa1],
   f64mul: [0xa2],
+  f64div: [0xa3],
   simd: (code: number) => [0xfd, ...uleb(code)],
 };
 const v128load = [...op.simd(0x00), 4, 0];
+const v128loadAt = (offset: number): number[] => [...op.simd(0x00), 4, ...uleb(offset)];
+const i32loadAt = (offset: number): number[] => [0x28, 2, ...uleb(offset)];
 const v128load64zero = [...op.simd(0x5d), 3, 0];
 const v128zero = [...op.simd(0x0c), ...new Array<number>(16).fill(0)];
 const v128store = [...op.simd(0x0b), 4, 0];
@@ -377,6 +502,7 @@ const f64x2splat = op.simd(0x14);
 const f64x2add = op.simd(0xf0);
 const f64x2sub = op.simd(0xf1);
 const f64x2mul = op.simd(0xf2);
+const f64x2promote = op.simd(0x5f); // f64x2.promote_low_f32x4
 const extractLane = (lane: number) => [...op.simd(0x21), lane];
 
 /**
@@ -488,58 +614,222 @@ function extendAddFunction(): number[] {
   return functionBody([[8, I32]], c);
 }
 
-/** gemvT(a, sa, g, y, nr, nc): y[q] -= sum_i A[i][q] g[i], two rows of A per sweep over y (addresses in bytes). */
-function gemvTransposedFunction(): number[] {
-  const [A, SA, G, Y, NR, NC] = [0, 1, 2, 3, 4, 5];
-  const [I, Q, ROW0, ROW1, QEND] = [6, 7, 8, 9, 10];
-  const [G0, G1] = [11, 12];
-  const c: number[] = [];
-  const emit = (...parts: number[][]): void => {
-    for (const part of parts) for (const x of part) c.push(x);
+/** Emits wasm code parts into one array. */
+function codeBuffer(): { code: number[]; emit: (...parts: number[][]) => void } {
+  const code: number[] = [];
+  return {
+    code,
+    emit: (...parts: number[][]): void => {
+      for (const part of parts) for (const x of part) code.push(x);
+    },
   };
-  const yq = [...op.get(Y), ...op.get(Q), ...op.add];
-  emit(op.get(NC), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND));
+}
+
+/**
+ * How the solve functions read L: float64, or a float32 copy (loaded and promoted, so the sums stay in float64).
+ * `offset` turns a byte offset into y (8 bytes an entry) into the byte offset of the same column in a row of L.
+ */
+interface FactorPrecision {
+  offset: number[];
+  /** Two entries of L as an f64x2, from the address on the stack plus `at` bytes (of y). */
+  load2: (at: number) => number[];
+  /** One entry as an f64. */
+  load1: number[];
+  /** log2 of the bytes of an entry. */
+  shift: number;
+}
+
+const FLOAT64_FACTOR: FactorPrecision = { offset: [], load2: (at) => v128loadAt(at), load1: op.f64load(0), shift: 3 };
+const FLOAT32_FACTOR: FactorPrecision = {
+  offset: [...op.i32(1), ...op.shrU],
+  load2: (at) => [...op.simd(0x5d), 3, ...uleb(at / 2), ...f64x2promote],
+  load1: [0x2a, 2, 0, 0xbb], // f32.load, f64.promote_f32
+  shift: 2,
+};
+
+/** trsv(l, k, sk, y): y = L^-1 y by rows (dot products on two accumulators); see DenseKernel.triangularSolve. */
+function triangularSolveFunction(f: FactorPrecision): number[] {
+  const [L, K, SK, Y] = [0, 1, 2, 3];
+  const [J, ROW, Q, QEND4, QEND2] = [4, 5, 6, 7, 8];
+  const [ACC0, ACC1] = [9, 10];
+  const SUM = 11;
+  const { code, emit } = codeBuffer();
+  const lAt = [...op.get(ROW), ...op.get(Q), ...f.offset, ...op.add];
+  const dot = (acc: number, at: number): number[] => [
+    ...op.get(acc), ...lAt, ...f.load2(at), ...op.get(Y), ...op.get(Q), ...op.add, ...v128loadAt(at),
+    ...f64x2mul, ...f64x2add, ...op.set(acc),
+  ];
+  emit(op.i32(0), op.set(J));
+  emit(op.blockLoop);
+  emit(op.get(J), op.get(K), op.geS, op.brIf(1));
+  emit(op.get(L), op.get(J), op.get(SK), op.mul, op.add, op.set(ROW));
+  emit(v128zero, op.set(ACC0), v128zero, op.set(ACC1));
+  emit(op.get(J), op.i32(-4), op.and, op.i32(3), op.shl, op.set(QEND4));
+  emit(op.get(J), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
+  emit(op.i32(0), op.set(Q));
+  emit(op.blockLoop);
+  emit(op.get(Q), op.get(QEND4), op.geS, op.brIf(1));
+  emit(dot(ACC0, 0), dot(ACC1, 16));
+  emit(op.get(Q), op.i32(32), op.add, op.set(Q), op.br(0));
+  emit(op.endLoop);
+  emit(op.get(Q), op.get(QEND2), op.ltS, op.ifVoid);
+  emit(dot(ACC0, 0), op.get(Q), op.i32(16), op.add, op.set(Q));
+  emit(op.end);
+  emit(op.get(ACC0), op.get(ACC1), f64x2add, op.tee(ACC0), extractLane(0), op.get(ACC0), extractLane(1), op.f64add, op.set(SUM));
+  emit(op.get(J), op.i32(1), op.and, op.ifVoid);
+  emit(op.get(SUM), lAt, f.load1, op.get(Y), op.get(Q), op.add, op.f64load(0), op.f64mul, op.f64add, op.set(SUM));
+  emit(op.end);
+  // y[j] = (y[j] - sum) / L[j][j]
+  emit(op.get(Y), op.get(J), op.i32(3), op.shl, op.add, op.tee(Q));
+  emit(op.get(Q), op.f64load(0), op.get(SUM), op.f64sub);
+  emit(op.get(ROW), op.get(J), op.i32(f.shift), op.shl, op.add, f.load1, op.f64div, op.f64store(0));
+  emit(op.get(J), op.i32(1), op.add, op.set(J), op.br(0));
+  emit(op.endLoop);
+  emit(op.end);
+  return functionBody([[5, I32], [2, V128], [1, F64]], code);
+}
+
+/** trsvT(l, k, sk, y): y = L^-T y, last row first, each row an axpy on y; see DenseKernel.triangularSolveTransposed. */
+function triangularSolveTransposedFunction(f: FactorPrecision): number[] {
+  const [L, K, SK, Y] = [0, 1, 2, 3];
+  const [J, ROW, Q, QEND2, ADDR] = [4, 5, 6, 7, 8];
+  const YJ = 9;
+  const SPLAT = 10;
+  const { code, emit } = codeBuffer();
+  const lAt = [...op.get(ROW), ...op.get(Q), ...f.offset, ...op.add];
+  emit(op.get(K), op.i32(1), op.sub, op.set(J));
+  emit(op.blockLoop);
+  emit(op.get(J), op.i32(0), op.ltS, op.brIf(1));
+  emit(op.get(L), op.get(J), op.get(SK), op.mul, op.add, op.set(ROW));
+  // y[j] /= L[j][j]
+  emit(op.get(Y), op.get(J), op.i32(3), op.shl, op.add, op.tee(ADDR));
+  emit(op.get(ADDR), op.f64load(0), op.get(ROW), op.get(J), op.i32(f.shift), op.shl, op.add, f.load1, op.f64div, op.tee(YJ), op.f64store(0));
+  emit(op.get(YJ), f64x2splat, op.set(SPLAT));
+  emit(op.get(J), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
+  emit(op.i32(0), op.set(Q));
+  emit(op.blockLoop);
+  emit(op.get(Q), op.get(QEND2), op.geS, op.brIf(1));
+  emit(op.get(Y), op.get(Q), op.add, op.tee(ADDR), op.get(ADDR), v128load);
+  emit(lAt, f.load2(0), op.get(SPLAT), f64x2mul, f64x2sub, v128store);
+  emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+  emit(op.endLoop);
+  emit(op.get(J), op.i32(1), op.and, op.ifVoid);
+  emit(op.get(Y), op.get(Q), op.add, op.tee(ADDR), op.get(ADDR), op.f64load(0));
+  emit(lAt, f.load1, op.get(YJ), op.f64mul, op.f64sub, op.f64store(0));
+  emit(op.end);
+  emit(op.get(J), op.i32(1), op.sub, op.set(J), op.br(0));
+  emit(op.endLoop);
+  emit(op.end);
+  return functionBody([[5, I32], [1, F64], [1, V128]], code);
+}
+
+/** Emits rows(true) for the rows i, i + 1 (local I) while both are below NR, then rows(false) for a last odd row. */
+function byRowPairs(emit: (...parts: number[][]) => void, I: number, NR: number, rows: (two: boolean) => void): void {
   emit(op.i32(0), op.set(I));
-  // pairs of rows
   emit(op.blockLoop);
   emit(op.get(I), op.i32(1), op.add, op.get(NR), op.geS, op.brIf(1));
-  emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.tee(ROW0), op.get(SA), op.add, op.set(ROW1));
-  emit(op.get(G), op.get(I), op.i32(3), op.shl, op.add, op.tee(Q), op.f64load(0), f64x2splat, op.set(G0));
-  emit(op.get(Q), op.f64load(8), f64x2splat, op.set(G1));
-  emit(op.i32(0), op.set(Q));
-  emit(op.blockLoop);
-  emit(op.get(Q), op.get(QEND), op.geS, op.brIf(1));
-  emit(yq, yq, v128load);
-  emit(op.get(ROW0), op.get(Q), op.add, v128load, op.get(G0), f64x2mul);
-  emit(op.get(ROW1), op.get(Q), op.add, v128load, op.get(G1), f64x2mul, f64x2add);
-  emit(f64x2sub, v128store);
-  emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
-  emit(op.endLoop);
-  emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
-  emit(yq, yq, op.f64load(0));
-  emit(op.get(ROW0), op.get(Q), op.add, op.f64load(0), op.get(G0), extractLane(0), op.f64mul);
-  emit(op.get(ROW1), op.get(Q), op.add, op.f64load(0), op.get(G1), extractLane(0), op.f64mul, op.f64add);
-  emit(op.f64sub, op.f64store(0));
-  emit(op.end);
+  rows(true);
   emit(op.get(I), op.i32(2), op.add, op.set(I), op.br(0));
   emit(op.endLoop);
-  // a last single row
   emit(op.get(I), op.get(NR), op.ltS, op.ifVoid);
-  emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.set(ROW0));
-  emit(op.get(G), op.get(I), op.i32(3), op.shl, op.add, op.f64load(0), f64x2splat, op.set(G0));
-  emit(op.i32(0), op.set(Q));
+  rows(false);
+  emit(op.end);
+}
+
+/**
+ * gemvScatter(a, sa, x, nr, nc, y, idx): see DenseKernel.gemvScatter (addresses in bytes; the rows' targets are
+ * y + 8 ints[i]). Two rows per sweep over x.
+ */
+function gemvScatterFunction(f: FactorPrecision): number[] {
+  const [A, SA, X, NR, NC, YB, IDX] = [0, 1, 2, 3, 4, 5, 6];
+  const [I, ROW0, ROW1, Q, QEND2, ADDR] = [7, 8, 9, 10, 11, 12];
+  const [ACC0, ACC1, XV] = [13, 14, 15];
+  const [S0, S1] = [16, 17];
+  const { code, emit } = codeBuffer();
+  const at = (row: number): number[] => [...op.get(row), ...op.get(Q), ...f.offset, ...op.add];
+  const rows = (two: boolean): void => {
+    emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.tee(ROW0), op.get(SA), op.add, op.set(ROW1));
+    emit(v128zero, op.set(ACC0), v128zero, op.set(ACC1), op.i32(0), op.set(Q));
+    emit(op.blockLoop);
+    emit(op.get(Q), op.get(QEND2), op.geS, op.brIf(1));
+    emit(op.get(X), op.get(Q), op.add, v128load, op.set(XV));
+    emit(op.get(ACC0), at(ROW0), f.load2(0), op.get(XV), f64x2mul, f64x2add, op.set(ACC0));
+    if (two) emit(op.get(ACC1), at(ROW1), f.load2(0), op.get(XV), f64x2mul, f64x2add, op.set(ACC1));
+    emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+    emit(op.endLoop);
+    emit(op.get(ACC0), extractLane(0), op.get(ACC0), extractLane(1), op.f64add, op.set(S0));
+    if (two) emit(op.get(ACC1), extractLane(0), op.get(ACC1), extractLane(1), op.f64add, op.set(S1));
+    emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
+    emit(op.get(S0), at(ROW0), f.load1, op.get(X), op.get(Q), op.add, op.f64load(0), op.f64mul, op.f64add, op.set(S0));
+    if (two) emit(op.get(S1), at(ROW1), f.load1, op.get(X), op.get(Q), op.add, op.f64load(0), op.f64mul, op.f64add, op.set(S1));
+    emit(op.end);
+    for (const [sum, offset] of two ? [[S0, 0], [S1, 4]] : [[S0, 0]]) {
+      emit(op.get(YB), op.get(IDX), op.get(I), op.i32(2), op.shl, op.add, i32loadAt(offset), op.i32(3), op.shl, op.add, op.tee(ADDR));
+      emit(op.get(ADDR), op.f64load(0), op.get(sum), op.f64sub, op.f64store(0));
+    }
+  };
+  emit(op.get(NC), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
+  byRowPairs(emit, I, NR, rows);
+  emit(op.end);
+  return functionBody([[6, I32], [3, V128], [2, F64]], code);
+}
+
+/**
+ * gatherGemvT(a, sa, y, idx, nr, nc, out): see DenseKernel.gatherGemvTransposed (addresses in bytes). Two rows of A
+ * per sweep over out.
+ */
+function gatherGemvTransposedFunction(f: FactorPrecision): number[] {
+  const [A, SA, YB, IDX, NR, NC, OUT] = [0, 1, 2, 3, 4, 5, 6];
+  const [I, ROW0, ROW1, Q, QEND2, ADDR] = [7, 8, 9, 10, 11, 12];
+  const [G0, G1] = [13, 14];
+  const { code, emit } = codeBuffer();
+  const at = (row: number): number[] => [...op.get(row), ...op.get(Q), ...f.offset, ...op.add];
+  const gathered = (offset: number): number[] => [
+    ...op.get(YB), ...op.get(IDX), ...op.get(I), ...op.i32(2), ...op.shl, ...op.add, ...i32loadAt(offset),
+    ...op.i32(3), ...op.shl, ...op.add, ...op.f64load(0), ...f64x2splat,
+  ];
+  const rows = (two: boolean): void => {
+    emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.tee(ROW0), op.get(SA), op.add, op.set(ROW1));
+    emit(gathered(0), op.set(G0));
+    if (two) emit(gathered(4), op.set(G1));
+    emit(op.i32(0), op.set(Q));
+    emit(op.blockLoop);
+    emit(op.get(Q), op.get(QEND2), op.geS, op.brIf(1));
+    emit(op.get(OUT), op.get(Q), op.add, op.tee(ADDR), op.get(ADDR), v128load);
+    emit(at(ROW0), f.load2(0), op.get(G0), f64x2mul);
+    if (two) emit(at(ROW1), f.load2(0), op.get(G1), f64x2mul, f64x2add);
+    emit(f64x2sub, v128store);
+    emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+    emit(op.endLoop);
+    emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
+    emit(op.get(OUT), op.get(Q), op.add, op.tee(ADDR), op.get(ADDR), op.f64load(0));
+    emit(at(ROW0), f.load1, op.get(G0), extractLane(0), op.f64mul);
+    if (two) emit(at(ROW1), f.load1, op.get(G1), extractLane(0), op.f64mul, op.f64add);
+    emit(op.f64sub, op.f64store(0));
+    emit(op.end);
+  };
+  emit(op.get(NC), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
+  byRowPairs(emit, I, NR, rows);
+  emit(op.end);
+  return functionBody([[6, I32], [2, V128]], code);
+}
+
+/** demote(src, count, dst): float32 copies of count doubles, two per step (addresses in bytes). */
+function demoteFunction(): number[] {
+  const [SRC, COUNT, DST] = [0, 1, 2];
+  const [END] = [3];
+  const { code, emit } = codeBuffer();
+  emit(op.get(SRC), op.get(COUNT), op.i32(-2), op.and, op.i32(3), op.shl, op.add, op.set(END));
   emit(op.blockLoop);
-  emit(op.get(Q), op.get(QEND), op.geS, op.brIf(1));
-  emit(yq, yq, v128load, op.get(ROW0), op.get(Q), op.add, v128load, op.get(G0), f64x2mul, f64x2sub, v128store);
-  emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+  emit(op.get(SRC), op.get(END), op.geS, op.brIf(1));
+  emit(op.get(DST), op.get(SRC), v128load, op.simd(0x5e), [...op.simd(0x5b), 3, 0, 0]); // f32x4.demote_f64x2_zero, v128.store64_lane 0
+  emit(op.get(SRC), op.i32(16), op.add, op.set(SRC), op.get(DST), op.i32(8), op.add, op.set(DST), op.br(0));
   emit(op.endLoop);
-  emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
-  emit(yq, yq, op.f64load(0), op.get(ROW0), op.get(Q), op.add, op.f64load(0), op.get(G0), extractLane(0), op.f64mul);
-  emit(op.f64sub, op.f64store(0));
+  emit(op.get(COUNT), op.i32(1), op.and, op.ifVoid);
+  emit(op.get(DST), op.get(SRC), op.f64load(0), [0xb6], [0x38, 2, 0]); // f32.demote_f64, f32.store
   emit(op.end);
   emit(op.end);
-  emit(op.end);
-  return functionBody([[5, I32], [2, V128]], c);
+  return functionBody([[1, I32]], code);
 }
 
 /** scale(x, stride, count, factor): x[i*stride] *= factor (addresses in bytes). */
@@ -591,22 +881,35 @@ function assembleModule(): Uint8Array<ArrayBuffer> {
       signature(8), signature(7), signature(6),
       [0x60, ...vector([[I32], [I32], [I32], [F64]]), ...vector([])],
       [0x60, ...vector([[I32], [I32], [I32], [F64], [F64], [F64]]), ...vector([])],
+      signature(4), signature(3),
     ])),
     ...section(2, vector([[...name('env'), ...name('mem'), 0x02, 0x00, ...uleb(1)]])),
-    ...section(3, vector([uleb(0), uleb(0), uleb(0), uleb(0), uleb(1), uleb(2), uleb(3), uleb(4)])),
+    ...section(3, vector([uleb(0), uleb(0), uleb(0), uleb(0), uleb(1), uleb(3), uleb(4), uleb(5), uleb(5), uleb(1), uleb(1), uleb(5), uleb(5), uleb(1), uleb(1), uleb(6)])),
     ...section(7, vector([
       [...name('t42'), 0x00, ...uleb(0)],
       [...name('t41'), 0x00, ...uleb(1)],
       [...name('t12'), 0x00, ...uleb(2)],
       [...name('t11'), 0x00, ...uleb(3)],
       [...name('extendAdd'), 0x00, ...uleb(4)],
-      [...name('gemvT'), 0x00, ...uleb(5)],
-      [...name('scale'), 0x00, ...uleb(6)],
-      [...name('pair'), 0x00, ...uleb(7)],
+      [...name('scale'), 0x00, ...uleb(5)],
+      [...name('pair'), 0x00, ...uleb(6)],
+      [...name('trsv'), 0x00, ...uleb(7)],
+      [...name('trsvT'), 0x00, ...uleb(8)],
+      [...name('gemvScatter'), 0x00, ...uleb(9)],
+      [...name('gatherGemvT'), 0x00, ...uleb(10)],
+      [...name('trsv32'), 0x00, ...uleb(11)],
+      [...name('trsvT32'), 0x00, ...uleb(12)],
+      [...name('gemvScatter32'), 0x00, ...uleb(13)],
+      [...name('gatherGemvT32'), 0x00, ...uleb(14)],
+      [...name('demote'), 0x00, ...uleb(15)],
     ])),
     ...section(10, vector([
       tileFunction(4, 2), tileFunction(4, 1), tileFunction(1, 2), tileFunction(1, 1),
-      extendAddFunction(), gemvTransposedFunction(), scaleFunction(), pairFunction(),
+      extendAddFunction(), scaleFunction(), pairFunction(),
+      ...[FLOAT64_FACTOR, FLOAT32_FACTOR].flatMap((f) => [
+        triangularSolveFunction(f), triangularSolveTransposedFunction(f), gemvScatterFunction(f), gatherGemvTransposedFunction(f),
+      ]),
+      demoteFunction(),
     ])),
   ];
   return new Uint8Array(bytes);

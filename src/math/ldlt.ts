@@ -77,6 +77,11 @@ export interface LdltOptions {
    */
   relaxFraction?: (scalarColumns: number) => number;
   /**
+   * Also keep a float32 copy of each factor, for solveFactored(b, x, true): a solve then reads half the bytes (it is
+   * bound by memory bandwidth), sums still in float64. For a preconditioner (the lagged Cholesky), not an exact solve.
+   */
+  compactCopy?: boolean;
+  /**
    * A ready fill-reducing permutation (perm[k] = node eliminated k-th) instead of computing one; `ordering` then
    * names the method it came from. LdltSolver passes the previous one when a pattern has only grown.
    */
@@ -93,8 +98,6 @@ function defaultRelax(scalarColumns: number): number {
   if (scalarColumns <= 48) return 0.15;
   return 0.05;
 }
-
-const SOLVE_BLOCK = 32; // diagonal-block chunk of the triangular solves
 
 /** With automatic ordering, both methods are compared on every this many-th analysis; others reuse the winner. */
 const ORDERING_RETRY = 16;
@@ -226,39 +229,31 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
     for (let s = 0; s < ns; s++) if (superParent[s] >= 0) children[fillPos[superParent[s]]++] = s;
   }
 
-  // row structures (node indices below the supernode), from A's columns and the children's structures
+  // row structures (node indices below each supernode), sorted: row i lies below supernode s when L(i, c) != 0 for a
+  // column c of s, i.e. s is on the path of the supernodal tree from the supernode of some j < i with A(i, j) != 0
+  // up to i's own (the row subtree of i); walking rows in order fills every list in order. The list sizes are the
+  // column counts of the supernodes' last columns.
+  const rowsStart = new Int32Array(ns + 1);
+  for (let t = 0; t < ns; t++) rowsStart[t + 1] = rowsStart[t] + counts[superStart[t + 1] - 1] - 1;
+  const rowsAll = new Int32Array(rowsStart[ns]);
+  const rowsEnd = rowsStart.slice(0, ns);
+  const mark = new Int32Array(ns).fill(-1);
+  for (let i = 0; i < n; i++) {
+    const own = superOf[i];
+    const v = perm[i];
+    for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) {
+      const j = iperm[g.adj[t]];
+      if (j >= i) continue;
+      for (let sj = superOf[j]; sj !== own && mark[sj] !== i; sj = superParent[sj]) {
+        mark[sj] = i;
+        rowsAll[rowsEnd[sj]++] = i;
+      }
+    }
+  }
   const rowsList: Int32Array[] = new Array(ns);
-  const mark = new Int32Array(n).fill(-1);
-  const buf = new Int32Array(n);
-  for (let s = 0; s < ns; s++) {
-    const f = superStart[s];
-    const l = superStart[s + 1] - 1;
-    let m = 0;
-    for (let c = f; c <= l; c++) {
-      const v = perm[c];
-      for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) {
-        const r = iperm[g.adj[t]];
-        if (r > l && mark[r] !== s) {
-          mark[r] = s;
-          buf[m++] = r;
-        }
-      }
-    }
-    for (let t = childStart[s]; t < childStart[s + 1]; t++) {
-      const rows = rowsList[children[t]];
-      for (let q = 0; q < rows.length; q++) {
-        const r = rows[q];
-        if (r > l && mark[r] !== s) {
-          mark[r] = s;
-          buf[m++] = r;
-        }
-      }
-    }
-    const rows = buf.slice(0, m).sort();
-    if (rows.length !== counts[l] - 1) {
-      throw new Error('analyzeLdlt: internal error, row structure does not match column counts');
-    }
-    rowsList[s] = rows;
+  for (let t = 0; t < ns; t++) {
+    if (rowsEnd[t] !== rowsStart[t + 1]) throw new Error('analyzeLdlt: internal error, row structure does not match column counts');
+    rowsList[t] = rowsAll.subarray(rowsStart[t], rowsStart[t + 1]);
   }
 
   // fronts: scalar rows, panel offsets, stack and front sizes
@@ -290,10 +285,9 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
     updateSize[s] = superParent[s] >= 0 ? r * r : 0;
     stack += updateSize[s];
   }
-  // offsets index typed arrays (and WebAssembly memory, at most 2^29 doubles): keep them 32-bit integers
-  if (panelEnd[ns] + stackSize > 2 ** 29) {
-    const gib = ((panelEnd[ns] + stackSize) / 2 ** 27).toFixed(1);
-    throw new Error(`analyzeLdlt: the factor needs ${gib} GiB, more than the 4 GiB the dense kernel can address`);
+  // offsets index typed arrays: keep them 32-bit integers (the dense kernel's 4 GiB is checked when it allocates)
+  if (panelEnd[ns] + stackSize >= 2 ** 31) {
+    throw new Error(`analyzeLdlt: the factor needs ${((panelEnd[ns] + stackSize) / 2 ** 27).toFixed(1)} GiB, more than the dense kernel can address`);
   }
   const panelStart = Int32Array.from(panelEnd);
 
@@ -356,11 +350,22 @@ export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): Ldl
   };
 }
 
+/**
+ * Bytes of kernel memory a factorization needs: the panels, the solve vectors, the update stack, the index maps and
+ * with compactCopy the float32 copy of the panels.
+ */
+export function factorBytes(sym: LdltSymbolic, compactCopy = false): number {
+  const doubles = sym.factorSize + 3 * sym.nodes + sym.maxFront + sym.stackSize + (compactCopy ? Math.ceil(sym.factorSize / 2) : 0);
+  return 8 * doubles + 4 * (sym.relIndex.length + sym.frontRows.length);
+}
+
 /** Supernodal Cholesky solver with symbolic reuse across calls on the same pattern. */
 export class LdltSolver implements LinearSolver {
   readonly name = 'ldlt' as const;
   readonly timing: LinearSolverTiming = { analyzeMs: 0, factorMs: 0, solveMs: 0, analyses: 0, factorizations: 0, solves: 0 };
   private symbolic: LdltSymbolic | null = null;
+  /** The analysis the kernel memory is laid out for. */
+  private allocatedFor: LdltSymbolic | null = null;
   /**
    * Kernel memory: ints = the relative indices; data = the factor panels, then the solve vector (3n), a scratch
    * vector (largest front) and the stack of update matrices.
@@ -369,10 +374,13 @@ export class LdltSolver implements LinearSolver {
   private solveBase = 0;
   private scratchBase = 0;
   private stackBase = 0;
+  /** Where the float32 copy of the panels starts (in doubles; compactCopy only). */
+  private compactBase = 0;
   private residualWork = new Float64Array(0);
   private stackOwner = new Int32Array(0);
   private stackOffset = new Int32Array(0);
-  private factored = false;
+  /** The analysis of the factor in kernel memory (null when there is none). */
+  private factoredWith: LdltSymbolic | null = null;
   private previousPattern: BsrPattern | null = null;
   /** nnz(L) of the last analysis that computed its ordering, and whether the next one must order afresh. */
   private freshNnzL = 0;
@@ -387,13 +395,51 @@ export class LdltSolver implements LinearSolver {
     return this.kernel.kind;
   }
 
-  /** The current symbolic analysis (null before the first factorization). */
+  /** The latest symbolic analysis (null before the first). */
   get analysis(): LdltSymbolic | null {
     return this.symbolic;
   }
 
-  /** Runs (or reuses) the symbolic analysis of a pattern. */
+  /**
+   * The analysis of the current factor, which solveFactored uses: a later plan() of another pattern leaves the
+   * factor in place (the lagged Cholesky preconditions new patterns with it), only factor() replaces it.
+   */
+  get factorAnalysis(): LdltSymbolic | null {
+    return this.factoredWith;
+  }
+
+  /** Runs (or reuses) the symbolic analysis of a pattern and sizes the kernel memory for it. */
   analyze(pattern: BsrPattern): LdltSymbolic {
+    const sym = this.plan(pattern);
+    if (this.allocatedFor === sym) return sym;
+    const t0 = performance.now();
+    const compact = this.options.compactCopy ?? false;
+    const bytes = factorBytes(sym, compact);
+    if (bytes > 2 ** 32) {
+      throw new Error(`LdltSolver: the factor needs ${(bytes / 2 ** 30).toFixed(1)} GiB, more than the 4 GiB the dense kernel can address`);
+    }
+    this.solveBase = sym.factorSize;
+    this.scratchBase = this.solveBase + 3 * sym.nodes;
+    this.stackBase = this.scratchBase + sym.maxFront;
+    this.compactBase = this.stackBase + sym.stackSize;
+    this.factoredWith = null; // the memory is laid out anew
+    this.kernel.allocate(sym.relIndex.length + sym.frontRows.length, this.compactBase + (compact ? Math.ceil(sym.factorSize / 2) : 0));
+    this.kernel.ints.set(sym.relIndex);
+    this.kernel.ints.set(sym.frontRows, sym.relIndex.length);
+    if (this.stackOwner.length < sym.supernodes) {
+      this.stackOwner = new Int32Array(sym.supernodes);
+      this.stackOffset = new Int32Array(sym.supernodes);
+    }
+    this.allocatedFor = sym;
+    this.timing.analyzeMs += performance.now() - t0;
+    return sym;
+  }
+
+  /**
+   * The symbolic analysis of a pattern (reused while the pattern stays), without allocating the factor: its
+   * predicted flops and memory can decide whether to factor at all (see AutoLinearSolver).
+   */
+  plan(pattern: BsrPattern): LdltSymbolic {
     if (this.symbolic && this.symbolic.patternId === pattern.id) return this.symbolic;
     const t0 = performance.now();
     // A changed pattern of the same system (contacts came or went) keeps the ordering method that won on the
@@ -415,16 +461,6 @@ export class LdltSolver implements LinearSolver {
     this.reorderNext = grown && sym.nnzL > REUSED_FILL_SLACK * this.freshNnzL;
     this.previousPattern = pattern;
     this.symbolic = sym;
-    this.factored = false;
-    this.solveBase = sym.factorSize;
-    this.scratchBase = this.solveBase + 3 * sym.nodes;
-    this.stackBase = this.scratchBase + sym.maxFront;
-    this.kernel.allocate(sym.relIndex.length, this.stackBase + sym.stackSize);
-    this.kernel.ints.set(sym.relIndex);
-    if (this.stackOwner.length < sym.supernodes) {
-      this.stackOwner = new Int32Array(sym.supernodes);
-      this.stackOffset = new Int32Array(sym.supernodes);
-    }
     this.timing.analyzeMs += performance.now() - t0;
     this.timing.analyses++;
     return sym;
@@ -434,23 +470,29 @@ export class LdltSolver implements LinearSolver {
   factor(A: BsrMatrix): void {
     const sym = this.analyze(A.pattern);
     const t0 = performance.now();
-    this.factored = false;
+    this.factoredWith = null;
     this.numericFactor(A, sym);
-    this.factored = true;
+    if (this.options.compactCopy) this.kernel.toFloats(0, sym.factorSize, 2 * this.compactBase);
+    this.factoredWith = sym;
     this.timing.factorMs += performance.now() - t0;
     this.timing.factorizations++;
   }
 
-  /** x = A^-1 b with the current factor. b and x may be the same array. */
-  solveFactored(b: Float64Array, x: Float64Array): void {
-    const sym = this.symbolic;
-    if (!sym || !this.factored) throw new Error('LdltSolver: solveFactored called before factor');
+  /**
+   * x = A^-1 b with the current factor; with `compact`, with its float32 copy (compactCopy: an approximate inverse, for
+   * preconditioning). b and x may be the same array.
+   */
+  solveFactored(b: Float64Array, x: Float64Array, compact = false): void {
+    const sym = this.factoredWith;
+    if (!sym) throw new Error('LdltSolver: solveFactored called before factor');
+    if (compact && !this.options.compactCopy) throw new Error('LdltSolver: a compact solve needs the compactCopy option');
+    const F = compact ? 2 * this.compactBase : 0; // where the panels are read: the doubles, or the float32 copy
     const t0 = performance.now();
     const kernel = this.kernel;
     const D = kernel.data;
     const Y = this.solveBase; // y lives in kernel memory so the kernels can read it
-    const T = this.scratchBase;
-    const { perm, supernodes, superStart, frontRowStart, frontRows, panelStart } = sym;
+    const R = sym.relIndex.length; // the front rows follow the relative indices in the kernel's ints
+    const { perm, supernodes, superStart, frontRowStart, panelStart } = sym;
     const n = sym.nodes;
     for (let c = 0; c < n; c++) {
       const o = 3 * perm[c];
@@ -458,50 +500,23 @@ export class LdltSolver implements LinearSolver {
       D[Y + 3 * c + 1] = b[o + 1];
       D[Y + 3 * c + 2] = b[o + 2];
     }
-    // forward: L y = b by panels: the diagonal block by chunks of SOLVE_BLOCK columns (a small triangular solve, then
-    // the kernel for the rest of the block), then y_below -= L21 y_block
+    // forward: L y = b by panels: the diagonal block's triangle, then y_below -= L21 y_block (scattered)
     for (let s = 0; s < supernodes; s++) {
       const ys = Y + 3 * superStart[s];
       const k = 3 * (superStart[s + 1] - superStart[s]);
       const r0 = frontRowStart[s] + k;
-      const r = frontRowStart[s + 1] - r0;
-      const P = panelStart[s];
-      for (let c0 = 0; c0 < k; c0 += SOLVE_BLOCK) {
-        const c1 = Math.min(c0 + SOLVE_BLOCK, k);
-        for (let j = c0; j < c1; j++) {
-          const row = P + j * k;
-          let sum = D[ys + j];
-          for (let q = c0; q < j; q++) sum -= D[row + q] * D[ys + q];
-          D[ys + j] = sum / D[row + j];
-        }
-        if (c1 < k) kernel.update(P + c1 * k + c0, ys + c0, ys + c1, k, 1, c1 - c0, k - c1, 1);
-      }
-      if (r === 0) continue;
-      D.fill(0, T, T + r);
-      kernel.update(P + k * k, ys, T, k, 1, k, r, 1); // T = -L21 y_block
-      for (let i = 0; i < r; i++) D[Y + frontRows[r0 + i]] += D[T + i];
+      const P = F + panelStart[s];
+      kernel.triangularSolve(P, k, ys, compact);
+      kernel.gemvScatter(P + k * k, k, ys, frontRowStart[s + 1] - r0, k, Y, R + r0, compact);
     }
-    // backward: L^T x = y: y_block -= L21^T y_below, then the transposed diagonal block by chunks, last first
+    // backward: L^T x = y: y_block -= L21^T y_below (gathered), then the diagonal block's triangle transposed
     for (let s = supernodes - 1; s >= 0; s--) {
       const ys = Y + 3 * superStart[s];
       const k = 3 * (superStart[s + 1] - superStart[s]);
       const r0 = frontRowStart[s] + k;
-      const r = frontRowStart[s + 1] - r0;
-      const P = panelStart[s];
-      if (r > 0) {
-        for (let i = 0; i < r; i++) D[T + i] = D[Y + frontRows[r0 + i]];
-        kernel.gemvTransposed(P + k * k, k, T, ys, r, k);
-      }
-      for (let c0 = Math.floor((k - 1) / SOLVE_BLOCK) * SOLVE_BLOCK; c0 >= 0; c0 -= SOLVE_BLOCK) {
-        const c1 = Math.min(c0 + SOLVE_BLOCK, k);
-        for (let j = c1 - 1; j >= c0; j--) {
-          const row = P + j * k;
-          const yj = D[ys + j] / D[row + j];
-          D[ys + j] = yj;
-          for (let q = c0; q < j; q++) D[ys + q] -= D[row + q] * yj;
-        }
-        if (c0 > 0) kernel.gemvTransposed(P + c0 * k, k, ys + c0, ys, c1 - c0, c0);
-      }
+      const P = F + panelStart[s];
+      kernel.gatherGemvTransposed(P + k * k, k, Y, R + r0, frontRowStart[s + 1] - r0, k, ys, compact);
+      kernel.triangularSolveTransposed(P, k, ys, compact);
     }
     for (let c = 0; c < n; c++) {
       const o = 3 * perm[c];

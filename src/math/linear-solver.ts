@@ -1,11 +1,12 @@
 /**
  * Linear solvers for Newton systems A x = b, A SPD (lumped mass / h^2 plus PSD-projected Hessians, Dirichlet rows
- * replaced by identity): Jacobi / block-Jacobi preconditioned CG (pcg.ts) and a supernodal sparse Cholesky
- * (ldlt.ts) that reuses its symbolic analysis while the pattern stays the same.
+ * replaced by identity): Jacobi / block-Jacobi preconditioned CG (pcg.ts), a supernodal sparse Cholesky (ldlt.ts)
+ * that reuses its symbolic analysis while the pattern stays the same, CG preconditioned by a lagged Cholesky factor
+ * (lagged-cholesky.ts), and 'auto', which picks between the last and PCG by the predicted cost of a factorization.
  */
-import type { BsrMatrix } from './bsr.js';
+import type { BsrMatrix, BsrPattern } from './bsr.js';
 import { LaggedCholeskySolver } from './lagged-cholesky.js';
-import { LdltSolver } from './ldlt.js';
+import { factorBytes, LdltSolver, type LdltSymbolic } from './ldlt.js';
 import { PcgSolver } from './pcg.js';
 
 export interface LinearSolveStats {
@@ -49,9 +50,83 @@ export type LinearSolverName = 'pcg' | 'ldlt' | 'ldlt-lagged';
 
 export const LINEAR_SOLVER_NAMES: readonly LinearSolverName[] = ['pcg', 'ldlt', 'ldlt-lagged'];
 
-export function createLinearSolver(name: LinearSolverName, options: LinearSolverOptions = {}): LinearSolver {
+/**
+ * Where 'auto' stops factoring: the lagged Cholesky while one factorization of the Newton matrix needs at most
+ * `maxFactorFlops` (predicted by the symbolic analysis) and `maxFactorBytes` of memory, Jacobi PCG beyond.
+ * Measured here (bench/solvers.ts, CPU time, one core): the factorization runs at 10-16 GFlop/s, so the limit is a
+ * factorization of about 3-5 s, as much as 500-1000 Jacobi-PCG iterations on a 100k-unknown system. The memory
+ * counts the float32 copy the lagged Cholesky keeps (factorBytes). The suspended armadillo (95k unknowns, 7.4 GFlop,
+ * 0.27 GiB) stays direct: a Newton iteration takes about 1 s there against 4.5 s with PCG (about 900 CG iterations a
+ * solve); a box of 30^3 cells (86k unknowns, 150 GFlop, 1.3 GiB) goes to PCG.
+ */
+export const AUTO_SOLVER_LIMITS = {
+  maxFactorFlops: 5e10,
+  maxFactorBytes: 2 ** 30,
+};
+
+/** True when a factorization with this symbolic analysis stays within the limits (AUTO_SOLVER_LIMITS by default). */
+export function withinLimits(sym: LdltSymbolic, limits = AUTO_SOLVER_LIMITS): boolean {
+  return sym.flops <= limits.maxFactorFlops && factorBytes(sym, true) <= limits.maxFactorBytes;
+}
+
+/** 'auto' (the default) picks by the symbolic analysis of the first Newton matrix (see AutoLinearSolver). */
+export function createLinearSolver(name: 'auto' | LinearSolverName, options: LinearSolverOptions = {}): LinearSolver {
+  if (name === 'auto') return new AutoLinearSolver(options);
   if (name === 'pcg') return new PcgSolver(options);
   if (name === 'ldlt') return new LdltSolver();
   if (name === 'ldlt-lagged') return new LaggedCholeskySolver();
-  throw new Error(`createLinearSolver: unknown solver '${String(name)}' (expected ${LINEAR_SOLVER_NAMES.join(', ')})`);
+  throw new Error(`createLinearSolver: unknown solver '${String(name)}' (expected auto, ${LINEAR_SOLVER_NAMES.join(', ')})`);
+}
+
+/**
+ * The lagged Cholesky while its factorizations stay within AUTO_SOLVER_LIMITS, else Jacobi PCG. The choice is
+ * made from the symbolic analysis of each pattern the Cholesky factors (it needs that analysis anyway), not from
+ * timings, so a run makes the same choices every time; once a pattern (grown by contacts) passes the limits, the
+ * rest of the run stays with PCG.
+ */
+export class AutoLinearSolver implements LinearSolver {
+  private readonly direct: LaggedCholeskySolver;
+  private readonly iterative: PcgSolver;
+  private useIterative = false;
+
+  constructor(
+    options: LinearSolverOptions = {},
+    private readonly limits = AUTO_SOLVER_LIMITS,
+  ) {
+    this.direct = new LaggedCholeskySolver({ accept: (sym) => withinLimits(sym, limits) });
+    this.iterative = new PcgSolver(options);
+  }
+
+  /** The solver in use: 'ldlt-lagged' until a factorization would pass the limits, then 'pcg'. */
+  get name(): LinearSolverName {
+    return this.useIterative ? 'pcg' : 'ldlt-lagged';
+  }
+
+  get timing(): LinearSolverTiming {
+    const a = this.direct.timing;
+    const b = this.iterative.timing;
+    return {
+      analyzeMs: a.analyzeMs + b.analyzeMs,
+      factorMs: a.factorMs + b.factorMs,
+      solveMs: a.solveMs + b.solveMs,
+      analyses: a.analyses + b.analyses,
+      factorizations: a.factorizations + b.factorizations,
+      solves: a.solves + b.solves,
+    };
+  }
+
+  /** The solver a matrix of this pattern would start with (from its symbolic analysis; the choice is not changed). */
+  choose(pattern: BsrPattern): LinearSolverName {
+    return !this.useIterative && withinLimits(this.direct.plan(pattern), this.limits) ? 'ldlt-lagged' : 'pcg';
+  }
+
+  solve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats {
+    if (!this.useIterative) {
+      const stats = this.direct.trySolve(A, b, x);
+      if (stats) return stats;
+      this.useIterative = true;
+      x.fill(0);
+    }
+    return this.iterative.solve(A, b, x);
+  }
 }

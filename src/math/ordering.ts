@@ -129,26 +129,52 @@ export function postorder(parent: Int32Array, weight?: Int32Array): Int32Array {
 }
 
 /**
- * Node column counts of L (diagonal included) for the permuted graph, by walking each row's subtree of the
- * elimination tree: O(nnz(L)) over nodes, which is cheap next to the numeric factorization.
+ * Node column counts of L (diagonal included) for the permuted graph, in about O(nnz(A)) (Gilbert, Ng and Peyton,
+ * "An efficient algorithm to compute row and column counts for sparse Cholesky factorization"): in postorder, each
+ * entry A(i, j), i > j, that starts a new leaf of row i's subtree adds 1 at j and takes 1 off at the least common
+ * ancestor of j and the previous leaf (found with a path-compressed union-find); summing these differences up the
+ * elimination tree gives the counts, without walking every row subtree (which costs O(nnz(L))).
  */
 export function columnCounts(g: NodeGraph, perm: Int32Array, iperm: Int32Array, parent: Int32Array): Int32Array {
   const n = g.n;
-  const counts = new Int32Array(n);
-  const mark = new Int32Array(n).fill(-1);
-  for (let i = 0; i < n; i++) {
-    mark[i] = i;
-    counts[i]++;
-    const v = perm[i];
+  const post = postorder(parent);
+  const counts = new Int32Array(n); // the differences first, the counts after the sums
+  const first = new Int32Array(n).fill(-1); // postorder position of each node's first descendant
+  const maxFirst = new Int32Array(n).fill(-1); // per row: the largest `first` of a leaf seen so far
+  const prevLeaf = new Int32Array(n).fill(-1); // per row: its previous leaf
+  const ancestor = new Int32Array(n); // union-find of the finished subtrees
+  for (let k = 0; k < n; k++) {
+    let j = post[k];
+    counts[j] = first[j] === -1 ? 1 : 0; // a leaf of the elimination tree
+    for (; j !== -1 && first[j] === -1; j = parent[j]) first[j] = k;
+  }
+  for (let i = 0; i < n; i++) ancestor[i] = i;
+  for (let k = 0; k < n; k++) {
+    const j = post[k];
+    if (parent[j] !== -1) counts[parent[j]]--;
+    const v = perm[j];
     for (let t = g.xadj[v]; t < g.xadj[v + 1]; t++) {
-      let j = iperm[g.adj[t]];
-      if (j >= i) continue;
-      while (mark[j] !== i) {
-        counts[j]++;
-        mark[j] = i;
-        j = parent[j];
+      const i = iperm[g.adj[t]];
+      if (i <= j || first[j] <= maxFirst[i]) continue; // j is not a new leaf of row i's subtree
+      maxFirst[i] = first[j];
+      const previous = prevLeaf[i];
+      prevLeaf[i] = j;
+      counts[j]++;
+      if (previous === -1) continue; // the first leaf: nothing counted twice
+      let q = previous;
+      while (q !== ancestor[q]) q = ancestor[q];
+      for (let x = previous; x !== q; ) {
+        const up = ancestor[x];
+        ancestor[x] = q;
+        x = up;
       }
+      counts[q]--; // the paths from j and from the previous leaf meet at q
     }
+    if (parent[j] !== -1) ancestor[j] = parent[j];
+  }
+  for (let k = 0; k < n; k++) {
+    const j = post[k];
+    if (parent[j] !== -1) counts[parent[j]] += counts[j];
   }
   return counts;
 }
@@ -217,39 +243,58 @@ function identity(n: number): Int32Array {
 // ---------------------------------------------------------------------------------------------------------------
 // Approximate minimum degree
 
+/** Node states of the quotient graph. */
+const VARIABLE = 0;
+const ELEMENT = 1;
+/** A variable merged into a supervariable, or eliminated together with a pivot (mass elimination). */
+const MERGED = 2;
+/** An element absorbed by a newer one. */
+const ABSORBED = 3;
+
 /**
- * Minimum degree ordering on the quotient graph with AMD's approximate external degree
- * d_i = min(n_left - |i|, d_i_old + |Lp \ i|, |A_i \ i| + |Lp \ i| + sum_{e in E_i, e != p} |Le \ Lp|),
- * element absorption (aggressive too) and supervariables found by hashing (mass elimination).
+ * Minimum degree ordering on the quotient graph (Amestoy, Davis and Duff, "An approximate minimum degree ordering
+ * algorithm"), with
+ * - approximate external degrees d_i = min(n_left - |i|, d_i_old + |Lp \ i|, |A_i \ i| + |Lp \ i| +
+ *   sum_{e in E_i, e != p} |Le \ Lp|), where p is the new element and |Le \ Lp| comes from one pass over Lp;
+ * - element absorption (every element next to the pivot, and aggressively any element whose variables all lie in Lp);
+ * - supervariables (variables of Lp with the same elements and variables, found by hashing) and mass elimination.
+ * All lists live in one Int32Array: a variable's list holds its elements first (elen of them), then its variables; an
+ * element's list holds its variables. Lists only shrink in place; a new element's list is appended at the end, and
+ * the array doubles when it is full (its total is bounded by nnz(A) plus the nonzeros of L in supervariables).
  */
 export function approximateMinimumDegree(g: NodeGraph): Int32Array {
   const n = g.n;
   const perm = new Int32Array(n);
   if (n === 0) return perm;
-  const varAdj: number[][] = new Array(n);
-  const elAdj: number[][] = new Array(n);
-  const elPattern: number[][] = new Array(n);
-  for (let i = 0; i < n; i++) {
-    varAdj[i] = Array.from(g.adj.subarray(g.xadj[i], g.xadj[i + 1]));
-    elAdj[i] = [];
-    elPattern[i] = [];
-  }
-  const nv = new Int32Array(n).fill(1); // supervariable weight; 0 once merged into another
-  const isElement = new Uint8Array(n);
-  const absorbed = new Uint8Array(n); // element absorbed into a newer one
-  const degree = new Int32Array(n);
-  const elWeight = new Int32Array(n);
-  const w = new Int32Array(n);
-  const wStamp = new Int32Array(n).fill(-1);
-  const mark = new Int32Array(n).fill(-1);
-  const hash = new Float64Array(n);
-  const memberNext = new Int32Array(n).fill(-1); // chain of nodes merged into a supervariable
-  const memberTail = new Int32Array(n);
-  for (let i = 0; i < n; i++) memberTail[i] = i;
-  // degree buckets (doubly linked lists)
-  const head = new Int32Array(n + 1).fill(-1);
+  let iw = new Int32Array(Math.max(16, 2 * g.xadj[n] + n));
+  iw.set(g.adj);
+  let pfree = g.xadj[n];
+  const pe = g.xadj.slice(0, n);
+  const len = new Int32Array(n);
+  const elen = new Int32Array(n);
+  const nv = new Int32Array(n).fill(1); // supervariable weight; negated while the variable is in Lp
+  const degree = new Int32Array(n); // variables: approximate external degree; elements: |Le|
+  const state = new Uint8Array(n);
+  const owner = new Int32Array(n).fill(-1); // MERGED/ABSORBED: the node it went into
+  const step = new Int32Array(n).fill(-1); // pivots: when they were eliminated
+  // w[e] >= wflg: wflg + |Le \ Lp| during the current pivot's update (doubles: the flag never overflows)
+  const w = new Float64Array(n);
+  let wflg = 1;
+  const head = new Int32Array(n + 1).fill(-1); // degree buckets, doubly linked
   const next = new Int32Array(n).fill(-1);
   const prev = new Int32Array(n).fill(-1);
+  const hashHead = new Int32Array(n).fill(-1);
+  const hashNext = new Int32Array(n).fill(-1);
+  const hashOf = new Int32Array(n);
+  const mark = new Int32Array(n).fill(-1);
+  let stamp = 0;
+  let maxLen = 0;
+  for (let i = 0; i < n; i++) {
+    len[i] = g.xadj[i + 1] - g.xadj[i];
+    degree[i] = len[i];
+    if (len[i] > maxLen) maxLen = len[i];
+  }
+  const listCopy = new Int32Array(maxLen + 1); // a variable's list never grows (see the degree update)
   const insert = (i: number): void => {
     const d = degree[i];
     prev[i] = -1;
@@ -262,146 +307,195 @@ export function approximateMinimumDegree(g: NodeGraph): Int32Array {
     else head[degree[i]] = next[i];
     if (next[i] !== -1) prev[next[i]] = prev[i];
   };
-  let minDeg = n;
-  for (let i = 0; i < n; i++) {
-    degree[i] = varAdj[i].length;
-    insert(i);
-    if (degree[i] < minDeg) minDeg = degree[i];
-  }
-  let left = n; // weight of variables not yet eliminated
-  let k = 0;
-  let stamp = 0;
-  const Lp: number[] = [];
-  const groups = new Map<number, number[]>();
-  while (k < n) {
+  for (let i = 0; i < n; i++) insert(i);
+  let minDeg = 0;
+  let eliminated = 0; // weight of eliminated variables
+  let pivots = 0;
+  while (eliminated < n) {
     while (head[minDeg] === -1) minDeg++;
-    const p = head[minDeg];
-    remove(p);
-    // pattern of the new element p: its variables and the variables of the elements it absorbs
-    stamp++;
-    mark[p] = stamp;
-    Lp.length = 0;
-    let weightLp = 0;
-    for (const e of elAdj[p]) {
-      if (absorbed[e]) continue;
-      for (const i of elPattern[e]) {
-        if (nv[i] > 0 && !isElement[i] && mark[i] !== stamp) {
-          mark[i] = stamp;
-          Lp.push(i);
-          weightLp += nv[i];
+    const me = head[minDeg];
+    remove(me);
+    step[me] = pivots++;
+    let nvPivot = nv[me];
+    eliminated += nvPivot;
+    nv[me] = -nvPivot;
+
+    // Lp: the variables of me's elements and of its own list, each flagged by a negative nv; those elements die
+    let p1: number;
+    let p2: number;
+    if (elen[me] === 0) {
+      p1 = pe[me];
+      p2 = p1;
+      for (let t = p1; t < p1 + len[me]; t++) {
+        const j = iw[t];
+        if (state[j] !== VARIABLE || nv[j] <= 0) continue;
+        nv[j] = -nv[j];
+        iw[p2++] = j;
+        remove(j);
+      }
+    } else {
+      let need = len[me];
+      for (let t = pe[me]; t < pe[me] + elen[me]; t++) if (state[iw[t]] === ELEMENT) need += len[iw[t]];
+      if (pfree + need > iw.length) {
+        const grown = new Int32Array(Math.max(2 * iw.length, pfree + need));
+        grown.set(iw.subarray(0, pfree));
+        iw = grown;
+      }
+      p1 = pfree;
+      p2 = p1;
+      const start = pe[me];
+      for (let t = start; t < start + len[me]; t++) {
+        const x = iw[t];
+        if (t < start + elen[me]) {
+          if (state[x] !== ELEMENT) continue;
+          for (let q = pe[x]; q < pe[x] + len[x]; q++) {
+            const j = iw[q];
+            if (state[j] !== VARIABLE || nv[j] <= 0) continue;
+            nv[j] = -nv[j];
+            iw[p2++] = j;
+            remove(j);
+          }
+          state[x] = ABSORBED;
+          owner[x] = me;
+        } else if (state[x] === VARIABLE && nv[x] > 0) {
+          nv[x] = -nv[x];
+          iw[p2++] = x;
+          remove(x);
         }
       }
-      absorbed[e] = 1;
-      elPattern[e] = [];
+      pfree = p2;
     }
-    for (const i of varAdj[p]) {
-      if (nv[i] > 0 && !isElement[i] && mark[i] !== stamp) {
-        mark[i] = stamp;
-        Lp.push(i);
-        weightLp += nv[i];
+    pe[me] = p1;
+    state[me] = ELEMENT;
+    elen[me] = 0;
+
+    // |Le \ Lp| of every element next to Lp: w[e] = wflg + |Le| - (weight of Le inside Lp)
+    for (let t = p1; t < p2; t++) {
+      const i = iw[t];
+      const nvi = -nv[i];
+      for (let q = pe[i]; q < pe[i] + elen[i]; q++) {
+        const e = iw[q];
+        if (state[e] !== ELEMENT) continue;
+        w[e] = w[e] >= wflg ? w[e] - nvi : degree[e] + wflg - nvi;
       }
     }
-    isElement[p] = 1;
-    varAdj[p] = [];
-    elAdj[p] = [];
-    for (let v = p; v !== -1; v = memberNext[v]) perm[k++] = v;
-    left -= nv[p];
-    for (const i of Lp) remove(i);
-    // w(e) = |Le \ Lp| for the elements next to Lp
-    for (const i of Lp) {
-      for (const e of elAdj[i]) {
-        if (absorbed[e]) continue;
-        if (wStamp[e] !== stamp) {
-          wStamp[e] = stamp;
-          w[e] = elWeight[e] - nv[i];
-        } else w[e] -= nv[i];
-      }
-    }
-    // clean the lists of Lp's variables and hash them
-    for (const i of Lp) {
-      const ei = elAdj[i];
-      let m = 0;
-      let h = p;
-      for (let t = 0; t < ei.length; t++) {
-        const e = ei[t];
-        if (absorbed[e]) continue;
-        if (w[e] === 0) {
-          absorbed[e] = 1; // aggressive absorption: Le is inside Lp
-          elPattern[e] = [];
-          continue;
+
+    // each variable of Lp: prune its lists (me replaces the absorbed elements and Lp's variables), sum its
+    // external degree, absorb elements inside Lp, hash it; a variable left with me alone goes with the pivot
+    for (let t = p1; t < p2; t++) {
+      const i = iw[t];
+      const nvi = -nv[i];
+      const start = pe[i];
+      const oldLen = len[i];
+      const oldElen = elen[i];
+      for (let q = 0; q < oldLen; q++) listCopy[q] = iw[start + q];
+      let out = start;
+      iw[out++] = me;
+      let deg = 0;
+      let hash = me;
+      for (let q = 0; q < oldElen; q++) {
+        const e = listCopy[q];
+        if (state[e] !== ELEMENT) continue;
+        const outside = w[e] - wflg;
+        if (outside > 0) {
+          deg += outside;
+          iw[out++] = e;
+          hash += e;
+        } else {
+          state[e] = ABSORBED; // aggressive absorption: Le lies inside Lp
+          owner[e] = me;
         }
-        ei[m++] = e;
-        h += e;
       }
-      ei.length = m;
-      ei.push(p);
-      const ai = varAdj[i];
-      m = 0;
-      for (let t = 0; t < ai.length; t++) {
-        const j = ai[t];
-        if (nv[j] === 0 || isElement[j] || mark[j] === stamp) continue;
-        ai[m++] = j;
-        h += j;
+      elen[i] = out - start;
+      for (let q = oldElen; q < oldLen; q++) {
+        const j = listCopy[q];
+        if (state[j] !== VARIABLE || nv[j] <= 0) continue;
+        deg += nv[j];
+        iw[out++] = j;
+        hash += j;
       }
-      ai.length = m;
-      hash[i] = h;
+      len[i] = out - start;
+      if (len[i] === 1) {
+        state[i] = MERGED; // mass elimination: i is adjacent to nothing but the pivot
+        owner[i] = me;
+        nv[i] = 0;
+        nvPivot += nvi;
+        eliminated += nvi;
+        continue;
+      }
+      if (deg < degree[i]) degree[i] = deg;
+      const h = hash % n;
+      hashOf[i] = h;
+      hashNext[i] = hashHead[h];
+      hashHead[h] = i;
     }
-    // supervariables: variables of Lp with the same elements and variables are indistinguishable
-    groups.clear();
-    for (const i of Lp) {
-      const list = groups.get(hash[i]);
-      if (list) list.push(i);
-      else groups.set(hash[i], [i]);
-    }
-    for (const list of groups.values()) {
-      if (list.length < 2) continue;
-      for (let a = 0; a < list.length; a++) {
-        const i = list[a];
-        if (nv[i] === 0) continue;
+
+    // supervariables: variables of one hash bucket with identical lists merge
+    for (let t = p1; t < p2; t++) {
+      const first = iw[t];
+      if (nv[first] === 0 || hashHead[hashOf[first]] === -1) continue;
+      const bucket = hashHead[hashOf[first]];
+      hashHead[hashOf[first]] = -1;
+      for (let i = bucket; i !== -1; i = hashNext[i]) {
+        if (nv[i] === 0 || hashNext[i] === -1) continue;
         stamp++;
-        for (const e of elAdj[i]) mark[e] = stamp;
-        for (const j of varAdj[i]) mark[j] = stamp;
-        for (let b = a + 1; b < list.length; b++) {
-          const j = list[b];
-          if (nv[j] === 0) continue;
-          if (elAdj[j].length !== elAdj[i].length || varAdj[j].length !== varAdj[i].length) continue;
+        for (let q = pe[i]; q < pe[i] + len[i]; q++) mark[iw[q]] = stamp;
+        for (let j = hashNext[i]; j !== -1; j = hashNext[j]) {
+          if (nv[j] === 0 || len[j] !== len[i] || elen[j] !== elen[i]) continue;
           let same = true;
-          for (const e of elAdj[j]) if (mark[e] !== stamp) { same = false; break; }
-          if (same) for (const v of varAdj[j]) if (mark[v] !== stamp) { same = false; break; }
+          for (let q = pe[j]; q < pe[j] + len[j]; q++) {
+            if (mark[iw[q]] !== stamp) {
+              same = false;
+              break;
+            }
+          }
           if (!same) continue;
-          nv[i] += nv[j];
+          nv[i] += nv[j]; // both negative while in Lp
           nv[j] = 0;
-          memberNext[memberTail[i]] = j;
-          memberTail[i] = memberTail[j];
-          varAdj[j] = [];
-          elAdj[j] = [];
+          state[j] = MERGED;
+          owner[j] = i;
         }
       }
     }
-    // approximate external degrees
-    for (const i of Lp) {
+
+    // final degrees; Lp keeps its live supervariables and becomes the element me
+    let degMe = 0;
+    let out = p1;
+    for (let t = p1; t < p2; t++) {
+      const i = iw[t];
       if (nv[i] === 0) continue;
-      let dA = 0;
-      for (const j of varAdj[i]) dA += nv[j];
-      let dE = 0;
-      const ei = elAdj[i];
-      for (let t = 0; t < ei.length - 1; t++) dE += w[ei[t]];
-      const external = weightLp - nv[i];
-      let d = dA + external + dE;
-      const bound1 = left - nv[i];
-      const bound2 = degree[i] + external;
-      if (bound1 < d) d = bound1;
-      if (bound2 < d) d = bound2;
-      degree[i] = d < 0 ? 0 : d;
-      insert(i);
-      if (degree[i] < minDeg) minDeg = degree[i];
+      degMe -= nv[i];
+      iw[out++] = i;
     }
-    // the new element's pattern keeps only live variables
-    const pat: number[] = [];
-    for (const i of Lp) if (nv[i] > 0) pat.push(i);
-    elPattern[p] = pat;
-    elWeight[p] = weightLp;
+    const left = n - eliminated;
+    for (let t = p1; t < out; t++) {
+      const i = iw[t];
+      const nvi = -nv[i];
+      nv[i] = nvi;
+      let d = degree[i] + degMe - nvi;
+      if (left - nvi < d) d = left - nvi;
+      degree[i] = d;
+      insert(i);
+      if (d < minDeg) minDeg = d;
+    }
+    len[me] = out - p1;
+    degree[me] = degMe;
+    nv[me] = nvPivot;
+    wflg += n + 1;
   }
+
+  // every variable goes where its owner chain ends (a pivot), pivots in the order they were chosen
+  const root = new Int32Array(n);
+  const count = new Int32Array(pivots + 1);
+  for (let v = 0; v < n; v++) {
+    let r = v;
+    while (state[r] === MERGED) r = owner[r];
+    root[v] = r;
+    count[step[r] + 1]++;
+  }
+  for (let s = 0; s < pivots; s++) count[s + 1] += count[s];
+  for (let v = 0; v < n; v++) if (root[v] === v) perm[count[step[v]]++] = v; // the pivot first
+  for (let v = 0; v < n; v++) if (root[v] !== v) perm[count[step[root[v]]]++] = v;
   return perm;
 }
 
@@ -652,9 +746,12 @@ function vertexSeparator(g: WGraph, tuning: SeparatorTuning, rng: Random): Uint8
   return side;
 }
 
-/** Heavy-edge matching, then the graph of matched pairs. */
+/**
+ * Heavy-edge matching (vertices visited in random order), then the graph of matched pairs. Coarse vertices are
+ * numbered in the order of their first fine vertex, so the contraction reads the fine graph front to back.
+ */
 function coarsen(g: WGraph, rng: Random): { coarse: WGraph; map: Int32Array } {
-  const n = g.n;
+  const { n, xadj, adj, ewgt, vwgt } = g;
   const match = new Int32Array(n).fill(-1);
   const order = new Int32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;
@@ -664,71 +761,83 @@ function coarsen(g: WGraph, rng: Random): { coarse: WGraph; map: Int32Array } {
     order[i] = order[j];
     order[j] = t;
   }
-  const map = new Int32Array(n);
-  let nc = 0;
   for (let t = 0; t < n; t++) {
     const v = order[t];
     if (match[v] !== -1) continue;
-    let best = -1;
-    let bestW = -1;
-    for (let s = g.xadj[v]; s < g.xadj[v + 1]; s++) {
-      const u = g.adj[s];
-      if (match[u] !== -1 || u === v) continue;
+    let best = v;
+    let bestW = 0;
+    let bestV = 0;
+    for (let s = xadj[v], end = xadj[v + 1]; s < end; s++) {
+      const u = adj[s];
+      if (match[u] !== -1) continue;
       // heaviest edge; among equals the lighter vertex keeps coarse weights even
-      if (g.ewgt[s] > bestW || (g.ewgt[s] === bestW && g.vwgt[u] < g.vwgt[best])) {
+      const w = ewgt[s];
+      if (w > bestW || (w === bestW && vwgt[u] < bestV)) {
         best = u;
-        bestW = g.ewgt[s];
+        bestW = w;
+        bestV = vwgt[u];
       }
     }
-    if (best === -1) {
-      match[v] = v;
-      map[v] = nc++;
-    } else {
-      match[v] = best;
-      match[best] = v;
-      map[v] = nc;
-      map[best] = nc;
-      nc++;
-    }
+    match[v] = best;
+    match[best] = v;
   }
-  // members of each coarse vertex
-  const first = new Int32Array(nc).fill(-1);
-  const second = new Int32Array(nc).fill(-1);
+  const map = new Int32Array(n).fill(-1);
+  const members = new Int32Array(2 * n);
+  let nc = 0;
   for (let v = 0; v < n; v++) {
-    const c = map[v];
-    if (first[c] === -1) first[c] = v;
-    else second[c] = v;
+    if (map[v] !== -1) continue;
+    const u = match[v];
+    map[v] = nc;
+    map[u] = nc;
+    members[2 * nc] = v;
+    members[2 * nc + 1] = u; // = v when unmatched
+    nc++;
   }
-  const xadj = new Int32Array(nc + 1);
-  const adjBuf = new Int32Array(g.adj.length);
-  const wBuf = new Int32Array(g.adj.length);
-  const vwgt = new Int32Array(nc);
+  // contraction without data-dependent branches: each coarse vertex first reserves a slot for its own (self) edges,
+  // a neighbour seen before adds to its slot, a new one takes the next slot (wBuf is zero past q)
+  const cxadj = new Int32Array(nc + 1);
+  const adjBuf = new Int32Array(adj.length + nc);
+  const wBuf = new Int32Array(adj.length + nc);
+  const cvwgt = new Int32Array(nc);
   const slot = new Int32Array(nc).fill(-1);
   let q = 0;
   for (let c = 0; c < nc; c++) {
     const start = q;
-    for (let m = 0; m < 2; m++) {
-      const v = m === 0 ? first[c] : second[c];
-      if (v === -1) continue;
-      vwgt[c] += g.vwgt[v];
-      for (let s = g.xadj[v]; s < g.xadj[v + 1]; s++) {
-        const cu = map[g.adj[s]];
-        if (cu === c) continue;
-        if (slot[cu] >= start) wBuf[slot[cu]] += g.ewgt[s];
-        else {
-          slot[cu] = q;
-          adjBuf[q] = cu;
-          wBuf[q] = g.ewgt[s];
-          q++;
-        }
-      }
+    slot[c] = q++;
+    const v0 = members[2 * c];
+    const v1 = members[2 * c + 1];
+    cvwgt[c] = v0 === v1 ? vwgt[v0] : vwgt[v0] + vwgt[v1];
+    const e0 = xadj[v0 + 1];
+    const s1 = v0 === v1 ? e0 : xadj[v1];
+    const e1 = v0 === v1 ? e0 : xadj[v1 + 1];
+    for (let s = xadj[v0]; s < e0; s++) q = accumulate(map[adj[s]], ewgt[s], start, q, slot, adjBuf, wBuf);
+    for (let s = s1; s < e1; s++) q = accumulate(map[adj[s]], ewgt[s], start, q, slot, adjBuf, wBuf);
+    // drop the self slot: the last entry moves into it (slots must stay below the next row's start)
+    q--;
+    slot[c] = -1;
+    if (q > start) {
+      adjBuf[start] = adjBuf[q];
+      wBuf[start] = wBuf[q];
+      slot[adjBuf[start]] = start;
     }
-    xadj[c + 1] = q;
+    wBuf[q] = 0;
+    cxadj[c + 1] = q;
   }
   return {
-    coarse: { n: nc, xadj, adj: adjBuf.slice(0, q), ewgt: wBuf.slice(0, q), vwgt, totalWeight: g.totalWeight },
+    coarse: { n: nc, xadj: cxadj, adj: adjBuf.slice(0, q), ewgt: wBuf.slice(0, q), vwgt: cvwgt, totalWeight: g.totalWeight },
     map,
   };
+}
+
+/** Adds an edge to coarse vertex cu into the current coarse row (see coarsen); returns the new row end. */
+function accumulate(cu: number, w: number, start: number, q: number, slot: Int32Array, adjBuf: Int32Array, wBuf: Int32Array): number {
+  const seen = slot[cu];
+  const fresh = (seen - start) >>> 31; // 1 when cu is not in this row yet
+  const pos = seen + fresh * (q - seen);
+  slot[cu] = pos;
+  adjBuf[pos] = cu;
+  wBuf[pos] += w;
+  return q + fresh;
 }
 
 /** Greedy graph growing from several seeds, each refined; keeps the smallest balanced separator. */

@@ -10,22 +10,119 @@ import { integratorNames } from '../integrators/registry.js';
 const vec3 = z.tuple([z.number(), z.number(), z.number()]);
 const positive = z.number().positive();
 const cellCount = z.number().int().positive();
+/** A message lists at most this many issues, each cut to MAX_ISSUE_LENGTH characters (inputs can be huge). */
+const MAX_ISSUES = 20;
+const MAX_ISSUE_LENGTH = 300;
+/** Arrays longer than this are scanned for bad elements before zod checks them (see list). */
+const SCAN_LENGTH = 1000;
 
-export const regionSchema = z.union([
-  z.strictObject({ box: z.strictObject({ min: vec3, max: vec3 }).describe('axis-aligned box in world coordinates (after transform and deform)') }),
-  z.strictObject({ nodes: z.array(z.number().int().nonnegative()).describe('node indices of the body (0-based)') }),
-]);
+/**
+ * Scans a long array or record (more than SCAN_LENGTH entries) with `element` and reports its first bad entries
+ * (MAX_ISSUES lines in all): zod makes an issue object per bad entry, which for a 50 MB file takes minutes and then
+ * overflows the stack or the heap. When the scan finds a bad entry, zod's own check is skipped; a long valid input
+ * is checked twice.
+ */
+function scanLong(element: z.ZodType) {
+  return (value: unknown, ctx: z.RefinementCtx): unknown => {
+    if (value === null || typeof value !== 'object' || !isLong(value)) return value;
+    let bad = 0;
+    // Reports a bad entry; false when the message is full (the scan stops there).
+    const check = (at: string | number, item: unknown): boolean => {
+      const result = element.safeParse(item);
+      if (result.success) return true;
+      if (++bad >= MAX_ISSUES) {
+        ctx.addIssue({ code: 'custom', path: [at], message: 'and more bad entries from here on' });
+        return false;
+      }
+      for (const issue of result.error.issues) ctx.addIssue({ ...issue, path: [at, ...issue.path] } as z.core.$ZodRawIssue);
+      return true;
+    };
+    const record = value as Record<string, unknown>;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length && check(i, value[i]); i++);
+    } else {
+      // for-in, not Object.entries: the entries of a 2-million-key object take seconds to build.
+      for (const key in record) if (!check(key, record[key])) break;
+    }
+    return value;
+  };
+}
 
-export const meshSchema = z.discriminatedUnion('type', [
-  z.strictObject({
-    type: z.literal('box'),
-    size: vec3.describe('edge lengths (m)'),
-    cells: z.tuple([cellCount, cellCount, cellCount]).describe('cells along x, y, z'),
-    tetsPerCell: z.union([z.literal(5), z.literal(6)]).default(6).describe('5 (alternating) or 6 (Kuhn) tets per cell'),
-  }),
+/** More than SCAN_LENGTH elements or keys (counting stops there). */
+function isLong(value: object): boolean {
+  if (Array.isArray(value)) return value.length > SCAN_LENGTH;
+  let n = 0;
+  for (const _ in value) if (++n > SCAN_LENGTH) return true;
+  return false;
+}
+
+/** z.array(element) with at least `min` elements, scanned first when long (scanLong). */
+function list<T extends z.ZodType>(element: T, min = 0) {
+  return z.preprocess(scanLong(element), z.array(element).min(min));
+}
+
+/** Volume of one cell of a box grid (m^3): zero or infinite when the sizes are beyond double precision. */
+function cellVolume(size: readonly number[], cells: readonly number[]): number {
+  return (size[0] / cells[0]) * (size[1] / cells[1]) * (size[2] / cells[2]);
+}
+
+/** A direction (rotation axis, plane normal, ...): normalised on use, so it must not be the zero vector. */
+const direction = vec3.refine((v) => v[0] !== 0 || v[1] !== 0 || v[2] !== 0, { message: 'must be a non-zero vector' });
+
+/** The tet mesh file formats a `file` mesh may be in (mesh-files.ts reads them; errors and docs list them). */
+export const TET_MESH_FORMATS = ['TetGen .node + .ele (each optionally .gz)', 'Gmsh .msh v2 ASCII (optionally .gz)'] as const;
+
+/**
+ * A scene name becomes part of the default output path (out/<name>-<integrator>), so it is one plain path component:
+ * letters, digits, '.', '_' and '-', starting with a letter or digit, never '..', at most 100 characters.
+ */
+const SCENE_NAME_PATTERN = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+/** A value for a message: JSON, cut to `max` characters (a name can be megabytes long). */
+function quote(value: unknown, max = 60): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…" (${text.length} characters)`;
+}
+
+const sceneName = z
+  .string()
+  .regex(SCENE_NAME_PATTERN, {
+    error: (issue) =>
+      `must be 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit, without '..' (it names the output folder out/<name>-<integrator>); got ${quote(issue.input)}`,
+  })
+  .describe("scene name: letters, digits, '.', '_', '-' (it names the default output folder)");
+
+/** Objects told apart by their `type`; an unknown or missing type is reported with the list of known ones. */
+function byType<const T extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(options: T) {
+  const types = options.map((o) => `'${String(o._zod.propValues.type?.values().next().value)}'`).join(', ');
+  return z.discriminatedUnion('type', options, { error: `expected an object whose "type" is one of ${types}` });
+}
+
+export const regionSchema = z.union(
+  [
+    z.strictObject({ box: z.strictObject({ min: vec3, max: vec3 }).describe('axis-aligned box in world coordinates (after transform and deform)') }),
+    z.strictObject({ nodes: list(z.number().int().nonnegative()).describe('node indices of the body (0-based)') }),
+  ],
+  { error: 'expected a region: { "box": { "min": [x, y, z], "max": [x, y, z] } } or { "nodes": [whole numbers >= 0] }' },
+);
+
+export const meshSchema = byType([
+  z
+    .strictObject({
+      type: z.literal('box'),
+      size: z.tuple([positive, positive, positive]).describe('edge lengths (m)'),
+      cells: z.tuple([cellCount, cellCount, cellCount]).describe('cells along x, y, z'),
+      tetsPerCell: z.literal([5, 6]).default(6).describe('5 (alternating) or 6 (Kuhn) tets per cell'),
+    })
+    .refine((b) => [...b.size, ...b.cells].some((x) => !(x > 0)) || (cellVolume(b.size, b.cells) > 0 && Number.isFinite(cellVolume(b.size, b.cells))), {
+      path: ['size'],
+      error: (issue) => {
+        const b = issue.input as { size: number[]; cells: number[] };
+        return `cells of ${b.size.map((s, a) => s / b.cells[a]).join(' x ')} m have a volume of ${cellVolume(b.size, b.cells)} m^3 in double precision; sizes must give cells of a positive, finite volume`;
+      },
+    }),
   z.strictObject({
     type: z.literal('file'),
-    path: z.string().min(1).describe('TetGen .node (with .ele beside it, optionally .gz) or Gmsh .msh v2, relative to the scene file'),
+    path: z.string().min(1).describe(`${TET_MESH_FORMATS.join(' or ')}, relative to the scene file`),
   }),
   z.strictObject({
     type: z.literal('builtin'),
@@ -33,11 +130,11 @@ export const meshSchema = z.discriminatedUnion('type', [
   }),
   z.strictObject({
     type: z.literal('particles'),
-    positions: z.array(vec3).min(1).describe('particle positions (m)'),
-    masses: z.array(positive).min(1).describe('particle masses (kg), one per particle'),
-    springs: z
-      .array(
-        z.strictObject({
+    positions: list(vec3, 1).describe('particle positions (m)'),
+    masses: list(positive, 1).describe('particle masses (kg), one per particle'),
+    springs: list(
+      z
+        .strictObject({
           a: z.number().int().nonnegative(),
           b: z.number().int().nonnegative(),
           stiffness: positive.describe('N/m'),
@@ -46,8 +143,9 @@ export const meshSchema = z.discriminatedUnion('type', [
             .enum(['hookean', 'squared-length'])
             .default('hookean')
             .describe("'hookean': k/2 (|d| - L)^2; 'squared-length': k/2 (|d|^2 - L^2)^2 (seed 001 Eq. 7)"),
-        }),
-      )
+        })
+        .refine((s) => s.a !== s.b, { path: ['b'], error: (issue) => `joins particle ${(issue.input as { a: number }).a} to itself` }),
+    )
       .default([])
       .describe('linear springs between particles (seed 004 mass-spring systems)'),
   }),
@@ -75,7 +173,7 @@ export const bodySchema = z.strictObject({
     .strictObject({
       height: positive.optional().describe('uniform scale so that the mesh bounding box is this tall (y), applied first'),
       scale: positive.default(1).describe('uniform scale (after height)'),
-      rotate: z.strictObject({ axis: vec3, degrees: z.number() }).optional().describe('rotation about the origin, after scaling'),
+      rotate: z.strictObject({ axis: direction, degrees: z.number() }).optional().describe('rotation about the origin, after scaling'),
       center: z.boolean().default(false).describe('move the bounding-box centre to the origin before rotate/translate'),
       translate: vec3.default([0, 0, 0]),
     })
@@ -83,7 +181,7 @@ export const bodySchema = z.strictObject({
   material: materialSchema.optional().describe('required for tet meshes'),
   deform: z
     .strictObject({
-      axis: vec3.describe('long axis of the body; s in [0, 1] runs along it over the body'),
+      axis: direction.describe('long axis of the body; s in [0, 1] runs along it over the body'),
       twistDegrees: z.number().default(0).describe('rotation about the axis growing linearly with s'),
       bend: vec3.default([0, 0, 0]).describe('displacement growing as s^2 (m at s = 1)'),
     })
@@ -95,14 +193,13 @@ export const bodySchema = z.strictObject({
       angular: vec3.optional().describe('rad/s, rigid rotation about `center`'),
       center: vec3.default([0, 0, 0]),
       ramp: z
-        .strictObject({ velocity: vec3, along: vec3 })
+        .strictObject({ velocity: vec3, along: direction })
         .optional()
         .describe('v = velocity * s, s in [0, 1] the normalised coordinate along `along` over the body'),
     })
     .prefault({}),
-  fixed: z.array(regionSchema).default([]).describe('nodes held at their initial position'),
-  lockAxes: z
-    .array(z.enum(['x', 'y', 'z']))
+  fixed: list(regionSchema).default([]).describe('nodes held at their initial position'),
+  lockAxes: list(z.enum(['x', 'y', 'z']))
     .default([])
     .describe("coordinates held at their initial value for every node (['y', 'z'] keeps a bar moving along x only)"),
   friction: z.number().nonnegative().optional().describe('friction coefficient of this body\'s surface (default contact.friction); a pair uses the smaller of its two'),
@@ -114,18 +211,17 @@ export const bodySchema = z.strictObject({
     })
     .optional()
     .describe('an array of identical bodies, named name[i,j,k] (regions are selected per copy)'),
-  moving: z
-    .array(z.strictObject({ region: regionSchema, velocity: vec3.describe('constant velocity of the handle (m/s)') }))
+  moving: list(z.strictObject({ region: regionSchema, velocity: vec3.describe('constant velocity of the handle (m/s)') }))
     .default([])
     .describe('prescribed (scripted) nodes'),
 });
 
-export const obstacleSchema = z.discriminatedUnion('type', [
+export const obstacleSchema = byType([
   z.strictObject({
     type: z.literal('plane'),
     name: z.string().default('ground'),
     point: vec3.default([0, 0, 0]).describe('a point of the plane (m)'),
-    normal: vec3.default([0, 1, 0]).describe('normal toward the free side (normalised on load)'),
+    normal: direction.default([0, 1, 0]).describe('normal toward the free side (normalised on load)'),
     friction: z.number().nonnegative().optional().describe('friction coefficient (default contact.friction)'),
   }),
   z.strictObject({
@@ -153,10 +249,12 @@ export const contactSchema = z.strictObject({
     .describe("Newton matrix of the contact pairs: 'gauss-newton' f''(d) grad d grad d^T of the barrier as a function of the distance (exact along the normal, PSD without eigen-decomposition; the edge-edge mollifier held fixed), or 'projected', the exact Hessian with negative eigenvalues clamped; same solution, other search directions"),
 });
 
+const integratorParam = z.union([z.number(), z.boolean()], { error: 'expected a number or true/false' });
+
 const decayPieceSchema = z.strictObject({ from: z.number().nonnegative(), tau: positive });
 
 export const sceneSchema = z.strictObject({
-  name: z.string().min(1),
+  name: sceneName,
   description: z.string().default(''),
   duration: z.number().nonnegative().describe('simulated time (s)'),
   dt: positive.describe('time step h (s)'),
@@ -165,7 +263,7 @@ export const sceneSchema = z.strictObject({
   integrator: z
     .strictObject({
       name: z.enum(integratorNames as [string, ...string[]]).default('a-search'),
-      params: z.record(z.string(), z.union([z.number(), z.boolean()])).default({}),
+      params: z.preprocess(scanLong(integratorParam), z.record(z.string(), integratorParam)).default({}),
     })
     .prefault({}),
   energy: z
@@ -174,7 +272,15 @@ export const sceneSchema = z.strictObject({
       ground: z.number().default(0).describe('ground energy E_g the decay tends to (J)'),
       tau: positive.optional().describe('exponential decay time constant (s); none = conserve'),
       decayStart: z.number().nonnegative().default(0).describe('time the decay with `tau` starts (s)'),
-      schedule: z.array(decayPieceSchema).default([]).describe('piecewise tau: [{from, tau}], overrides tau/decayStart'),
+      schedule: list(decayPieceSchema)
+        .superRefine((pieces, ctx) => {
+          for (let i = 1; i < pieces.length; i++) {
+            if (pieces[i].from > pieces[i - 1].from) continue;
+            ctx.addIssue({ code: 'custom', path: [i, 'from'], message: `${pieces[i].from} is not after the previous piece's from (${pieces[i - 1].from}): the pieces must be in increasing time order` });
+          }
+        })
+        .default([])
+        .describe('piecewise tau: [{from, tau}] in increasing order of from; overrides tau/decayStart'),
     })
     .prefault({}),
   damping: z.strictObject({ rayleigh: z.number().nonnegative().default(0).describe('semi-implicit Rayleigh mu (s)') }).prefault({}),
@@ -183,7 +289,7 @@ export const sceneSchema = z.strictObject({
       linear: z
         .enum(['auto', 'pcg', 'ldlt', 'ldlt-lagged'])
         .default('auto')
-        .describe("'pcg' Jacobi CG, 'ldlt' Cholesky per solve, 'ldlt-lagged' CG on a reused Cholesky factor; 'auto': ldlt-lagged up to 60,000 DOFs, pcg above"),
+        .describe("'pcg' Jacobi CG, 'ldlt' Cholesky per solve, 'ldlt-lagged' CG on a reused Cholesky factor; 'auto': ldlt-lagged while a factorization needs at most 5e10 flops and 1 GiB (predicted by its symbolic analysis), pcg beyond"),
       tolerance: positive.default(0.01).describe('Newton stop |dx|_inf <= tolerance * h'),
       maxNewtonIterations: z.number().int().positive().default(100),
       cgTolerance: positive.default(1e-4).describe('PCG relative residual'),
@@ -191,9 +297,38 @@ export const sceneSchema = z.strictObject({
     })
     .prefault({}),
   contact: contactSchema.optional().describe('IPC contact; on when given or when there are obstacles'),
-  obstacles: z.array(obstacleSchema).default([]).describe('static planes and triangle meshes'),
-  bodies: z.array(bodySchema).min(1),
+  obstacles: list(obstacleSchema).default([]).describe('static planes and triangle meshes'),
+  bodies: list(bodySchema, 1).superRefine(checkBodyNames),
 });
+
+/**
+ * Body names must be unique: messages, summaries and contact reports name bodies. Names as the model gives them:
+ * `body <k>` when unnamed (k counts the copies of repeated bodies before it), `<name>[i,j,k]` for the copies of a
+ * repeated body (compared by pattern, without listing the copies).
+ */
+function checkBodyNames(bodies: z.output<typeof bodySchema>[], ctx: z.RefinementCtx): void {
+  const plain = new Map<string, number>();
+  const repeated = new Map<string, number>();
+  let modelIndex = 0;
+  bodies.forEach((body, i) => {
+    const counts = body.repeat?.counts;
+    const name = body.name ?? `body ${counts ? i : modelIndex}`;
+    const names = counts ? repeated : plain;
+    const first = names.get(name);
+    if (first !== undefined) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `'${name}' is already the name of bodies[${first}]: body names must be unique` });
+    else names.set(name, i);
+    modelIndex += counts ? counts[0] * counts[1] * counts[2] : 1;
+  });
+  for (const [name, i] of plain) {
+    const copy = /^(.*)\[(\d+),(\d+),(\d+)\]$/.exec(name);
+    const j = copy ? repeated.get(copy[1]) : undefined;
+    const counts = j === undefined ? undefined : bodies[j].repeat?.counts;
+    const index = copy ? copy.slice(2, 5).map(Number) : [];
+    if (counts && index.every((k, a) => k < counts[a])) {
+      ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `'${name}' is the name of a copy of the repeated bodies[${j}]: body names must be unique` });
+    }
+  }
+}
 
 export type SceneInput = z.input<typeof sceneSchema>;
 export type Scene = z.output<typeof sceneSchema>;
@@ -203,14 +338,29 @@ export type Obstacle = z.output<typeof obstacleSchema>;
 export type ContactSettings = z.output<typeof contactSchema>;
 
 /** Validates a scene object; the error names each offending field path and what was expected. */
-export function parseScene(input: unknown, source = 'scene'): Scene {
-  const result = sceneSchema.safeParse(input);
+export function parseScene(input: unknown, source?: string): Scene;
+/** The same for a part of the scene schema (`sceneSchema.pick(...)`). */
+export function parseScene<T extends z.ZodType>(input: unknown, source: string, schema: T): z.output<T>;
+export function parseScene(input: unknown, source = 'scene', schema: z.ZodType = sceneSchema): unknown {
+  const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const lines = result.error.issues.map((issue) => {
+  const issues = result.error.issues;
+  const lines = issues.slice(0, MAX_ISSUES).map((issue) => {
     const path = issue.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(root)';
-    return `  ${path}: ${issue.message}`;
+    const line = `  ${path}: ${issueMessage(issue)}`;
+    return line.length <= MAX_ISSUE_LENGTH ? line : `${line.slice(0, MAX_ISSUE_LENGTH - 1)}…`;
   });
+  if (issues.length > MAX_ISSUES) lines.push(`  ... and ${issues.length - MAX_ISSUES} more`);
   throw new SceneError(`invalid ${source}:\n${lines.join('\n')}`);
+}
+
+/** zod's message, except for a non-finite number (JSON has none, but 1e999 reads as Infinity): zod says "expected number, received number". */
+function issueMessage(issue: z.core.$ZodIssue): string {
+  const received = (issue as { received?: unknown }).received;
+  if (issue.code === 'invalid_type' && issue.expected === 'number' && typeof received === 'string' && /^-?Infinity$|^NaN$/.test(received)) {
+    return `expected a finite number, got ${received} (a number beyond the range of doubles, such as 1e999)`;
+  }
+  return issue.message;
 }
 
 export class SceneError extends Error {

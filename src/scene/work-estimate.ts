@@ -6,7 +6,8 @@
  */
 
 import { findIntegrator } from '../integrators/registry.js';
-import { frameInterval, resolveLinearSolver } from '../sim/simulate.js';
+import { AUTO_SOLVER_LIMITS } from '../math/linear-solver.js';
+import { frameInterval } from '../sim/simulate.js';
 import { SceneError, type BodyDef, type Scene } from './schema.js';
 
 const MiB = 2 ** 20;
@@ -20,6 +21,11 @@ export const WORK_LIMITS = {
   memoryBytes: 8 * GiB,
   /** Estimated size of metrics.csv and frames/ together. */
   outputBytes: 10 * GiB,
+  /**
+   * Bodies after `repeat`: each body costs about 1 ms to set up (measured: 27,000 boxes of one cell built in 26 s),
+   * so a 100^3 `repeat` would spend a quarter of an hour building before its first step.
+   */
+  bodies: 10_000,
 } as const;
 
 export type WorkLimits = { [K in keyof typeof WORK_LIMITS]: number };
@@ -61,7 +67,7 @@ export interface WorkEstimate {
 export class WorkError extends SceneError {
   override name = 'WorkError';
   constructor(
-    readonly field: 'dt' | 'duration' | 'steps' | 'memory' | 'output',
+    readonly field: 'dt' | 'duration' | 'steps' | 'bodies' | 'memory' | 'output',
     message: string,
   ) {
     super(message);
@@ -114,9 +120,12 @@ export function estimateWork(scene: Scene, meshSize: MeshSizer, runs = 1): WorkE
   const steps = stepCount(scene);
   const frames = Math.floor(steps / frameInterval({ frameRate: scene.frameRate, h: scene.dt })) + 1;
   const dofs = 3 * nodes;
-  const direct = findIntegrator(scene.integrator.name).implicit && resolveLinearSolver(scene.solver.linear, dofs) !== 'pcg';
   const m = MEMORY_MODEL;
-  const memoryBytes = m.baseBytes + m.perNode * nodes + m.perTet * tets + (direct ? m.factorPerDof43 * dofs ** (4 / 3) : 0) + m.perStep * steps;
+  const linear = scene.solver.linear;
+  // 'auto' factors only while the factor stays within its memory limit, else it runs PCG (no factor).
+  const factorModel = m.factorPerDof43 * dofs ** (4 / 3);
+  const factorBytes = !findIntegrator(scene.integrator.name).implicit || linear === 'pcg' ? 0 : linear === 'auto' ? (factorModel <= AUTO_SOLVER_LIMITS.maxFactorBytes ? factorModel : 0) : factorModel;
+  const memoryBytes = m.baseBytes + m.perNode * nodes + m.perTet * tets + factorBytes + m.perStep * steps;
   const o = OUTPUT_MODEL;
   const frameBytes = o.frameVertexBytes * drawnNodes + o.frameTriangleBytes * triangles;
   const outputBytes = runs * ((steps + 1) * o.metricsRowBytes + frames * frameBytes);
@@ -132,6 +141,9 @@ export function checkWork(scene: Pick<Scene, 'duration' | 'dt'>, work: WorkEstim
   const size = `${count(work.nodes)} nodes, ${count(work.tets)} tets${work.bodies > 1 ? ` in ${count(work.bodies)} bodies` : ''}`;
   if (work.steps > limits.steps) {
     throw new WorkError('steps', `the run would take ${count(work.steps)} steps (duration ${scene.duration} s / dt ${scene.dt} s), above the limit of ${count(limits.steps)} steps`);
+  }
+  if (work.bodies > limits.bodies) {
+    throw new WorkError('bodies', `the scene has ${count(work.bodies)} bodies (${size}), above the limit of ${count(limits.bodies)} bodies`);
   }
   if (work.memoryBytes > limits.memoryBytes) {
     throw new WorkError('memory', `the run would need about ${bytes(work.memoryBytes)} of memory (${size}), above the limit of ${bytes(limits.memoryBytes)}`);

@@ -10,7 +10,7 @@ import type { Model } from '../model/model.js';
 import type { RunSummary, StepRecord } from './records.js';
 
 export interface SolverOptions {
-  /** 'auto' picks the sparse Cholesky up to AUTO_DIRECT_MAX_DOFS unknowns and Jacobi PCG above. */
+  /** 'auto' picks the lagged sparse Cholesky while a factorization stays within AUTO_SOLVER_LIMITS, Jacobi PCG beyond. */
   linear: 'auto' | LinearSolverName;
   /** Newton stop: |dx|_inf <= tolerance * h (seed 000: 0.01). */
   tolerance: number;
@@ -115,6 +115,16 @@ export const INTERRUPTED = 'interrupted';
 /** How many step numbers RunSummary.newtonLimitFirstSteps lists. */
 export const NEWTON_LIMIT_STEPS_LISTED = 10;
 
+/** Which energies of a record are not finite (with a likely cause), for the message that refuses such a start. */
+function nonFiniteParts(r: StepRecord): string {
+  const parts: string[] = [];
+  if (!Number.isFinite(r.kinetic)) parts.push(`kinetic ${r.kinetic} (velocities or masses too large?)`);
+  for (const [name, e] of r.potentials) {
+    if (!Number.isFinite(e)) parts.push(`potential '${name}' ${e} (${name === 'elastic' ? 'an inverted element, or ' : ''}coordinates or parameters too large?)`);
+  }
+  return parts.length > 0 ? parts.join(', ') : `total ${r.total}`;
+}
+
 /** Runs the time loop to its end: integrator steps, energy target, metrics records and frames. Pure: no I/O here. */
 export function simulate(model: Model, opts: RunOptions, observer: RunObserver = {}): RunResult {
   const run = simulateSteps(model, opts, observer);
@@ -145,7 +155,7 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
     tolerance: opts.solver.tolerance,
     maxIterations: opts.solver.maxNewtonIterations,
     projectPsd: opts.solver.projectPsd,
-    linearSolver: createLinearSolver(resolveLinearSolver(opts.solver.linear, 3 * model.nNodes), { tolerance: opts.solver.cgTolerance }),
+    linearSolver: createLinearSolver(opts.solver.linear, { tolerance: opts.solver.cgTolerance }),
     rayleigh: opts.rayleigh,
   };
   const dyn = new Dynamics(model, settings);
@@ -221,7 +231,7 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
     target.restore(resume.target);
   } else {
     target.reset(current.total);
-    if (!Number.isFinite(current.total)) throw new Error('the initial state has a non-finite energy (inverted element in the initial positions?)');
+    if (!Number.isFinite(current.total)) throw new Error(`the initial state has a non-finite energy: ${nonFiniteParts(current)}`);
   }
   current.target = target.value;
   if (!resume) {
@@ -432,16 +442,4 @@ function processCpuSeconds(): number {
 function peakMemoryMiB(): number {
   const proc = (globalThis as { process?: { resourceUsage?: () => { maxRSS: number } } }).process;
   return proc?.resourceUsage ? proc.resourceUsage().maxRSS / 1024 : NaN;
-}
-
-/**
- * Above this many unknowns 'auto' switches from the direct solver to PCG: the supernodal factorisation costs about
- * as much as ~120 PCG iterations on the 3.6k-DOF cube and grows superlinearly (24 s on a 90k-DOF box), while PCG's
- * cost per iteration grows linearly (bench/solvers.ts).
- */
-export const AUTO_DIRECT_MAX_DOFS = 60000;
-
-export function resolveLinearSolver(choice: 'auto' | LinearSolverName, dofs: number): LinearSolverName {
-  if (choice !== 'auto') return choice;
-  return dofs <= AUTO_DIRECT_MAX_DOFS ? 'ldlt-lagged' : 'pcg';
 }

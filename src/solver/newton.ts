@@ -63,6 +63,7 @@ export class NewtonSolver {
     if (!Number.isFinite(energy)) throw new Error('Newton: the start point is infeasible (energy is not finite)');
 
     let linearIterations = 0;
+    let largestStep = 0;
     let stepNorm = Infinity;
     let residualNorm = Infinity;
     for (let it = 0; it < opts.maxIterations; it++) {
@@ -97,6 +98,7 @@ export class NewtonSolver {
         slope -= g[d] * dx[d];
       }
       if (!Number.isFinite(stepNorm)) throw new Error(`Newton: linear solve returned a non-finite step at iteration ${it}`);
+      largestStep = Math.max(largestStep, stepNorm);
       // Converged: the step is below tolerance. It is still taken (one energy evaluation) so that motion slower than
       // tol is not frozen out, and the returned x is as exact as this Newton step makes it.
       const small = stepNorm <= limit && residualNorm <= limit;
@@ -109,7 +111,7 @@ export class NewtonSolver {
       let alpha = Math.min(1, ip.maxStep(x, dx));
       if (!(alpha > 0) && !small) {
         const why = ip.explainBlockedStep(x) ?? 'a contact pair or element is already at its limit';
-        throw new Error(`Newton: the line-search filter allows no motion at iteration ${it}: ${why}; the step cannot be made feasible`);
+        throw new Error(`Newton: the line-search filter allows no motion at iteration ${it}: ${why}; the step cannot be made feasible${oversizedStepNote(ip.model.x0, largestStep)}`);
       }
       let accepted = false;
       const tries = small ? 1 : 60; // a converged step is taken only if it needs no backtracking
@@ -146,4 +148,25 @@ export class NewtonSolver {
     }
     return { converged: false, iterations: opts.maxIterations, linearIterations, stepNorm: stepNorm / opts.h, residualNorm: residualNorm / opts.h };
   }
+}
+
+/**
+ * For a step that could not be made feasible: when Newton asked for motion beyond the extent of the scene (a speed,
+ * gravity or time step far too large for the bodies, e.g. 1e12 m/s into the ground), says so with the numbers, since
+ * the load is then what to change. Empty otherwise.
+ */
+function oversizedStepNote(start: Float64Array, largestStep: number): string {
+  let extent = 0;
+  for (let k = 0; k < 3; k++) {
+    let lo = Infinity, hi = -Infinity;
+    for (let d = k; d < start.length; d += 3) {
+      lo = Math.min(lo, start[d]);
+      hi = Math.max(hi, start[d]);
+    }
+    extent = Math.max(extent, hi - lo);
+  }
+  if (!(extent > 0 && largestStep > extent)) return '';
+  const ratio = (largestStep / extent).toExponential(1);
+  return `; its Newton steps asked to move nodes by up to ${largestStep.toExponential(2)} m, ${ratio} times the extent of the scene ` +
+    `at the start (${extent.toPrecision(3)} m): a step this large cannot be resolved, lower the speed, the gravity or the time step`;
 }
