@@ -1,13 +1,12 @@
 /**
  * Ctrl-C (SIGINT) and SIGTERM during a run. Node delivers a signal to its handler only when the event loop runs,
  * and simulate()'s steps are synchronous, so the CLI drives the run step by step (simulateSteps) and lets the loop
- * turn between steps (driveRun): the first signal then ends the run after the step in progress, with its outputs,
- * summary (`stopped: "interrupted"`) and, when checkpointing, a checkpoint; a second one quits at once (the
- * signal's default action, writing nothing more).
+ * turn between steps (driveRun, sim/drive-run.ts): the first signal then ends the run after the step in progress,
+ * with its outputs, summary (`stopped: "interrupted"`) and, when checkpointing, a checkpoint; a second one quits at
+ * once (the signal's default action, writing nothing more).
  */
 
 import { constants } from 'node:os';
-import type { RunResult } from '../sim/simulate.js';
 
 const WATCHED = ['SIGINT', 'SIGTERM'] as const;
 type WatchedSignal = (typeof WATCHED)[number];
@@ -48,22 +47,4 @@ export function watchStopSignals(onFirst: (signal: WatchedSignal) => void = () =
   };
 }
 
-/** Longest the CLI computes without letting the event loop turn (ms): a signal is seen within this of a step's end. */
-const TURN_EVERY_MS = 10;
-
-/**
- * Runs simulateSteps' generator to its end, letting the event loop turn after any step that ends TURN_EVERY_MS or
- * more after the last turn, and stopping the run there once `shouldStop()` is true.
- */
-export async function driveRun(steps: Generator<number, RunResult, boolean | undefined>, shouldStop: () => boolean): Promise<RunResult> {
-  let next = steps.next();
-  let lastTurn = performance.now();
-  while (!next.done) {
-    if (performance.now() - lastTurn >= TURN_EVERY_MS) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      lastTurn = performance.now();
-    }
-    next = steps.next(shouldStop());
-  }
-  return next.value;
-}
+export { driveRun } from '../sim/drive-run.js';

@@ -12,12 +12,12 @@ import { clearCompareOutputs, compareReportMarkdown, runStatus, writeCompareOutp
 import { readCheckpoint, writeCheckpoint } from '../io/checkpoint.js';
 import { checkOutputDir, OutputDirError } from '../io/output-dir.js';
 import { CHECKPOINT_FILE, ENERGY_PLOT_FILE, FRAMES_DIR, frameName, METRICS_FILE, RunOutput, SUMMARY_FILE, type EnergySeries, type RunOutputPaths } from '../io/run-output.js';
-import { applyOverrides, loadScene, meshResolver, OverrideError, toRunOptions, type LoadedScene, type SceneOverrides } from '../io/scene-files.js';
-import type { TetMesh } from '../mesh/tet-mesh.js';
+import { checkSceneWork, readOnceMeshes, workLimits } from '../io/prepare-scene.js';
+import { applyOverrides, loadScene, OverrideError, toRunOptions, type LoadedScene, type SceneOverrides } from '../io/scene-files.js';
 import { SceneParamError, type SceneParams } from '../scene/parametric.js';
-import { buildModel, type MeshResolver } from '../scene/build.js';
+import { buildSceneModel, type MeshResolver } from '../scene/build.js';
 import { SceneError, type Scene } from '../scene/schema.js';
-import { checkWork, estimateWork, WORK_LIMITS, WorkError, type WorkLimits } from '../scene/work-estimate.js';
+import { WorkError } from '../scene/work-estimate.js';
 import type { RunSummary } from '../sim/records.js';
 import { checkCheckpoint, frameInterval, INTERRUPTED, simulateSteps, type RunCheckpoint, type RunOptions } from '../sim/simulate.js';
 import { overrideFlags, UsageError } from './args.js';
@@ -51,48 +51,13 @@ export function overrideScene(scene: Scene, overrides: SceneOverrides): Scene {
   }
 }
 
-/** Builds the model; any failure here comes from the input (mesh files, regions, materials), so it is a SceneError. */
-export function buildSceneModel(scene: Scene, meshes: MeshResolver): Model {
-  try {
-    return buildModel(scene, meshes);
-  } catch (err) {
-    if (err instanceof SceneError) throw err;
-    throw new SceneError(`cannot build scene '${scene.name}': ${(err as Error).message}`);
-  }
-}
-
-/** meshResolver that reads each mesh file once: the work estimate reads it first, the build (every copy) reuses it. */
-function readOnceMeshes(baseDir: string): MeshResolver {
-  const read = meshResolver(baseDir);
-  const cache = new Map<string, TetMesh>();
-  return (body, index) => {
-    const key = JSON.stringify(body.mesh);
-    let mesh = cache.get(key);
-    if (!mesh) {
-      mesh = read(body, index);
-      cache.set(key, mesh);
-    }
-    return mesh;
-  };
-}
-
-/** The work limits the flags ask for: the defaults, --max-steps, or none with --allow-large. */
-function workLimits(flags: WorkFlags): WorkLimits {
-  if (flags.allowLarge) return { steps: Infinity, memoryBytes: Infinity, outputBytes: Infinity, bodies: Infinity };
-  return { ...WORK_LIMITS, steps: flags.maxSteps ?? WORK_LIMITS.steps };
-}
-
 /**
  * Refuses, before anything is built, a run without steps or beyond the work limits (exit 2). The message names the
  * flag or scene field to change, the estimate and the limit.
  */
 function checkRunWork(scene: Scene, meshes: MeshResolver, flags: WorkFlags, source: string, runs = 1): void {
   try {
-    const sizes = (body: Scene['bodies'][number], index: number) => {
-      const mesh = meshes(body, index);
-      return { nodes: mesh.positions.length / 3, tets: mesh.tets.length / 4 };
-    };
-    checkWork(scene, estimateWork(scene, sizes, runs), workLimits(flags));
+    checkSceneWork(scene, meshes, workLimits(flags), runs);
   } catch (err) {
     if (!(err instanceof WorkError)) throw err;
     const field = err.field;

@@ -15,6 +15,7 @@ import { LINEAR_SOLVER_NAMES, type LinearSolverName } from '../math/linear-solve
 import type { TetMesh } from '../mesh/tet-mesh.js';
 import type { MeshResolver } from '../scene/build.js';
 import { parseScene, SceneError, sceneSchema, type Scene } from '../scene/schema.js';
+import { checkSceneParams } from '../scene/validate.js';
 import { findParametricScene, formatSceneParams, makeParametricScene, parametricSceneNames, SceneParamError, type SceneParameter, type SceneParams } from '../scene/parametric.js';
 import { MeshFileError, readTetMesh, readTetgen, tetgenPaths, unsupportedMeshFormat } from './mesh-files.js';
 
@@ -417,13 +418,5 @@ export function applyOverrides(scene: Scene, overrides: SceneOverrides): Scene {
   return validated;
 }
 
-/** Checks the scene's own integrator parameters (parseScene accepts any names; the registry knows the allowed ones). */
-export function checkSceneParams(scene: Scene, source = 'scene'): void {
-  try {
-    checkParams(findIntegrator(scene.integrator.name), scene.integrator.params);
-  } catch (err) {
-    throw new SceneError(`invalid ${source}:\n  integrator.params: ${(err as Error).message}`);
-  }
-}
-
 export { toRunOptions, type RunOptionOverrides } from '../scene/run-options.js';
+export { checkSceneParams } from '../scene/validate.js';

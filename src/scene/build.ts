@@ -19,7 +19,7 @@ type Vec3 = [number, number, number];
 export type MeshResolver = (body: BodyDef, index: number) => TetMesh;
 
 const noFiles: MeshResolver = (body, index) => {
-  throw new SceneError(`bodies[${index}].mesh: '${body.mesh.type}' meshes need a mesh loader (use loadScene from src/io)`);
+  throw new SceneError(`bodies[${index}].mesh: '${body.mesh.type}' meshes need a mesh loader (runScene of 'vivace' reads them in Node; simulateScene takes a 'meshes' function)`);
 };
 
 /** One body after meshing, transform and initial conditions, before it is merged into the model. */
@@ -122,6 +122,16 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
     if (!constrained[d] && !(mass[d] > 0)) throw new SceneError(`node ${Math.floor(d / 3)} is free but has no mass (a node in no tet?)`);
   }
   return { nNodes, rest, x0, v0, mass, constrained, motions, terms, bodies, surface, contact };
+}
+
+/** buildModel for a front end: any failure comes from the input (mesh files, regions, materials), so it is a SceneError. */
+export function buildSceneModel(scene: Scene, resolveMesh?: MeshResolver): Model {
+  try {
+    return buildModel(scene, resolveMesh);
+  } catch (err) {
+    if (err instanceof SceneError) throw err;
+    throw new SceneError(`cannot build scene '${scene.name}': ${(err as Error).message}`);
+  }
 }
 
 const AXIS = { x: 0, y: 1, z: 2 } as const;
