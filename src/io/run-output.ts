@@ -16,10 +16,11 @@
 
 import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Model } from '../model/model.js';
+import { vertexMapOf, type Model } from '../model/model.js';
 import type { Scene } from '../scene/schema.js';
 import type { RunSummary, StepRecord } from '../sim/records.js';
 import { frameGeometry } from '../sim/frame-geometry.js';
+import { gatherVertices, type VertexMap } from '../model/vertex-map.js';
 import type { RunObserver, RunOptions } from '../sim/simulate.js';
 import { fsErrorText } from './fs-errors.js';
 import { writeFileAtomic, writeObj } from './mesh-files.js';
@@ -155,6 +156,7 @@ export class RunOutput {
   // Frames hold only the surface nodes and the free particles (interior tet nodes are not drawn).
   private readonly frameNodes: Uint32Array;
   private readonly frameTriangles: Uint32Array;
+  private readonly frameMap: VertexMap;
   private readonly framePositions: Float64Array;
 
   constructor(
@@ -173,6 +175,7 @@ export class RunOutput {
       checkpoint: join(this.dir, CHECKPOINT_FILE),
     };
     ({ nodes: this.frameNodes, triangles: this.frameTriangles } = frameGeometry(model));
+    this.frameMap = vertexMapOf(model);
     this.framePositions = new Float64Array(3 * this.frameNodes.length);
     this.observer = {
       step: (record) => this.step(record),
@@ -333,14 +336,8 @@ export class RunOutput {
 
   private frame(index: number, x: Float64Array): void {
     if (!this.opened) this.open();
-    const nodes = this.frameNodes;
     const p = this.framePositions;
-    for (let i = 0; i < nodes.length; i++) {
-      const d = 3 * nodes[i];
-      p[3 * i] = x[d];
-      p[3 * i + 1] = x[d + 1];
-      p[3 * i + 2] = x[d + 2];
-    }
+    gatherVertices(this.frameMap, x, this.frameNodes, p);
     const file = join(this.paths.frames, frameName(index));
     try {
       writeObj(file, p, this.frameTriangles);
