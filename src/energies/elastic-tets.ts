@@ -167,6 +167,14 @@ export class ElasticTets implements PotentialTerm {
     return total;
   }
 
+  /** The energy density psi(F) (J/m^3 of rest volume) of each tet at x into out (length tetCount), for output frames. */
+  energyDensities(x: Float64Array, out: Float64Array): void {
+    for (let e = 0; e < this.tetCount; e++) {
+      this.deformationGradient(x, e);
+      out[e] = this.material.energyDensity(this.F);
+    }
+  }
+
   addGradient(x: Float64Array, scale: number, g: Float64Array): void {
     const material = this.material;
     const checkInversion = material.blocksInversion;

@@ -32,6 +32,12 @@ export interface BodyInfo {
   readonly surface: Uint32Array;
 }
 
+/** A fixed triangle-mesh obstacle inside the model (node ids are global). */
+export interface ObstacleMesh {
+  readonly name: string;
+  readonly triangles: Uint32Array;
+}
+
 /**
  * Everything the integrators need, independent of where it came from (scene file, API, test).
  * DOF d = 3 * node + axis. Data flows one way: scene -> Model -> integrator -> solver.
@@ -52,6 +58,8 @@ export interface Model {
   readonly bodies: readonly BodyInfo[];
   /** All bodies' and obstacles' surface triangles in one array (global node ids), for frames/. */
   readonly surface: Uint32Array;
+  /** The fixed triangle-mesh obstacles (stairs, mesh files) in scene order; their triangles end `surface`. */
+  readonly obstacles?: readonly ObstacleMesh[];
   /** Present when the scene has contact (obstacles or a `contact` section). */
   readonly contact?: ContactModel;
 }
