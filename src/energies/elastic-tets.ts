@@ -78,8 +78,8 @@ export class ElasticTets implements PotentialTerm {
    * equal to the bit, which makes the reuse exact: svd3 is a function of F alone.
    */
   private readonly frameCache: Float64Array;
-  /** The SVD of this.F (filled by principalFrame). */
-  private readonly frame: Svd3Factors = { U: new Float64Array(9), sigma: new Float64Array(3), V: new Float64Array(9) };
+  /** The SVD of this.F (filled by principalFrame), in the eigensystem's own arrays so the Hessian copies nothing. */
+  private readonly frame: Svd3Factors = { U: this.eigensystem.U, sigma: this.eigensystem.sigma, V: this.eigensystem.V };
 
   constructor(
     restPositions: Float64Array,

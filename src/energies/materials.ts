@@ -156,11 +156,12 @@ abstract class IsotropicMaterial implements Material {
 
   hessianEigensystem(F: ArrayLike<number>, project: boolean, es: HessianEigensystem, svd?: Svd3Factors): void {
     const s = es.sigma;
-    if (svd) {
+    if (!svd) svd3(F, es.U, s, es.V);
+    else if (svd.U !== es.U) {
       es.U.set(svd.U);
       s.set(svd.sigma);
       es.V.set(svd.V);
-    } else svd3(F, es.U, s, es.V);
+    }
     this.principalHessian(s[0], s[1], s[2], s[0] * s[1] * s[2]);
     const h = this.principal;
     const block = es.block;
