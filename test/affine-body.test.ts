@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { OrthogonalityPotential } from '../src/energies/orthogonality.js';
+import { formatVtu, vtuCells } from '../src/io/frame-files.js';
 import { loadScene, toRunOptions } from '../src/io/scene-files.js';
 import { boxGrid } from '../src/mesh/generators.js';
 import { extractSurface } from '../src/mesh/surface.js';
@@ -190,6 +191,11 @@ test('affine scenes: frames write the mapped surface; unsupported fields are ref
     assert.ok(Math.abs(Math.abs(out[3 * i]) - 0.1) < 1e-12 || Math.abs(out[3 * i]) < 0.05 + 1e-12);
     assert.ok(Math.abs(out[3 * i + 2]) - 0.025 < 1e-12);
   }
+  // VTU frames: the 30 mapped vertices as points (with their displacement from rest: zero at x0), 56 triangles.
+  const cells = vtuCells(model);
+  const vtu = formatVtu(model, cells, model.x0, model.v0, 0, new Float64Array(cells.count));
+  assert.match(vtu, /NumberOfPoints="30" NumberOfCells="56"/);
+  assert.match(vtu, /Name="displacement" NumberOfComponents="3" format="ascii">(0\.0+ ){89}0\.0+</);
   const bad = (body: Record<string, unknown>, field: RegExp) => {
     const input = JSON.parse(JSON.stringify({ ...scene, bodies: [{ ...scene.bodies[0], ...body }] }));
     assert.throws(() => buildModel(parseScene(input)), (err: Error) => err instanceof SceneError && field.test(err.message), JSON.stringify(body));

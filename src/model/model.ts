@@ -36,6 +36,12 @@ export interface BodyInfo {
   readonly affineNode?: number;
 }
 
+/** A fixed triangle-mesh obstacle inside the model (node ids are global). */
+export interface ObstacleMesh {
+  readonly name: string;
+  readonly triangles: Uint32Array;
+}
+
 /**
  * Everything the integrators need, independent of where it came from (scene file, API, test).
  * DOF d = 3 * node + axis. Data flows one way: scene -> Model -> integrator -> solver.
@@ -67,6 +73,8 @@ export interface Model {
    * columns. Absent = `mass`.
    */
   readonly linearMass?: Float64Array;
+  /** The fixed triangle-mesh obstacles (stairs, mesh files) in scene order; their triangles end `surface`. */
+  readonly obstacles?: readonly ObstacleMesh[];
   /** Present when the scene has contact (obstacles or a `contact` section). */
   readonly contact?: ContactModel;
 }

@@ -12,7 +12,7 @@ import { boxGrid, stairsSurface } from '../mesh/generators.js';
 import { extractSurface } from '../mesh/surface.js';
 import { sortTetsSpatially, type TetMesh } from '../mesh/tet-mesh.js';
 import { affineBodyLayout, rigidVelocity, type AffineBodyLayout } from '../model/affine-body.js';
-import type { BodyInfo, ConstraintMotion, ContactModel, Model } from '../model/model.js';
+import type { BodyInfo, ConstraintMotion, ContactModel, Model, ObstacleMesh } from '../model/model.js';
 import type { VertexMap } from '../model/vertex-map.js';
 import { SceneError, contactSchema, type BodyDef, type Obstacle, type Region, type Scene } from './schema.js';
 
@@ -125,7 +125,8 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
     offset += b.rest.length / 3;
   }
   // Obstacle meshes: fixed nodes after the bodies' (no mass, never moving), their triangles written with the frames.
-  const obstacleTriangles: (Uint32Array | null)[] = obstacleMeshes.map((m) => {
+  const obstacles: ObstacleMesh[] = [];
+  const obstacleTriangles: (Uint32Array | null)[] = obstacleMeshes.map((m, oi) => {
     if (!m) return null;
     const n = m.positions.length / 3;
     rest.set(m.positions, 3 * offset);
@@ -133,6 +134,7 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
     constrained.fill(1, 3 * offset, 3 * (offset + n));
     const tris = shift(m.triangles, offset);
     surfaces.push(tris);
+    obstacles.push({ name: scene.obstacles[oi].name, triangles: tris });
     offset += n;
     return tris;
   });
@@ -156,7 +158,7 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
   for (let d = 0; d < mass.length; d++) {
     if (!constrained[d] && !(mass[d] > 0)) throw new SceneError(`node ${Math.floor(d / 3)} is free but has no mass (a node in no tet?)`);
   }
-  return { nNodes, rest, x0, v0, mass, constrained, motions, terms, bodies, surface, contact, vertexMap: mapped.map, linearMass };
+  return { nNodes, rest, x0, v0, mass, constrained, motions, terms, bodies, surface, obstacles, contact, vertexMap: mapped.map, linearMass };
 }
 
 /**

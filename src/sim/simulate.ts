@@ -96,8 +96,8 @@ export interface RunCheckpoint {
 export interface RunObserver {
   /** Every step, step 0 (the initial state) included. */
   step?(record: StepRecord): void;
-  /** Every output frame (frame 0 is the initial state). x is live: copy what you keep. */
-  frame?(index: number, t: number, x: Float64Array): void;
+  /** Every output frame (frame 0 is the initial state). x and v are live: copy what you keep. */
+  frame?(index: number, t: number, x: Float64Array, v: Float64Array): void;
   /** Per-frame invariant check (inverted tets ...); a thrown error stops the run with its message. */
   check?(step: number, x: Float64Array): void;
   /** Every `checkpointEvery` steps (RunOptions): a checkpoint to save; its arrays are copies. */
@@ -241,7 +241,7 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
   if (!resume) {
     observer.check?.(0, state.x);
     observer.step?.(current);
-    observer.frame?.(0, 0, state.x);
+    observer.frame?.(0, 0, state.x, state.v);
   }
 
   const energyScale = Math.max(Math.abs(initial.total), initial.kinetic + Math.abs(initial.potential), 1e-12);
@@ -371,7 +371,7 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
     minEnergy = Math.min(minEnergy, rec.total);
     maxEnergy = Math.max(maxEnergy, rec.total);
     observer.step?.(rec);
-    if (isFrame) observer.frame?.(step / frameEvery, rec.t, state.x);
+    if (isFrame) observer.frame?.(step / frameEvery, rec.t, state.x, state.v);
     last = rec;
     if (checkpointEvery > 0 && observer.checkpoint && (step % checkpointEvery === 0 || step === steps)) checkpoint(step);
     if ((yield step) && step < steps) stopped = INTERRUPTED;
