@@ -14,7 +14,8 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ElasticTets } from '../energies/elastic-tets.js';
-import type { Model } from '../model/model.js';
+import { vertexMapOf, type Model } from '../model/model.js';
+import { gatherVertices, isIdentityMap, vertexPositions } from '../model/vertex-map.js';
 import type { FrameFormat } from '../scene/run-options.js';
 import { frameGeometry, type FrameGroup } from '../sim/frame-geometry.js';
 import { writeFileAtomic } from './mesh-files.js';
@@ -83,7 +84,8 @@ export function vtuCells(model: Model): VtuCells {
   const offsets: number[] = [];
   const types: number[] = [];
   const body: number[] = [];
-  const inCell = new Uint8Array(model.nNodes);
+  const nVertices = vertexMapOf(model).nVertices;
+  const inCell = new Uint8Array(nVertices);
   const elastic: VtuCells['elastic'] = [];
   const add = (nodes: ArrayLike<number>, size: number, type: number, owner: number) => {
     for (let c = 0; c < nodes.length; c += size) {
@@ -104,7 +106,7 @@ export function vtuCells(model: Model): VtuCells {
     } else add(b.surface, 3, VTK_CELL.triangle, bi);
   });
   (model.obstacles ?? []).forEach((o, oi) => add(o.triangles, 3, VTK_CELL.triangle, model.bodies.length + oi));
-  for (let i = 0; i < model.nNodes; i++) if (!inCell[i]) add([i], 1, VTK_CELL.vertex, -1);
+  for (let i = 0; i < nVertices; i++) if (!inCell[i]) add([i], 1, VTK_CELL.vertex, -1);
   const cellsXml = [
     '      <Cells>',
     `        <DataArray type="Int64" Name="connectivity" format="ascii">${connectivity.join(' ')}</DataArray>`,
@@ -122,10 +124,23 @@ function vectorArray(name: string, values: ArrayLike<number>, minus?: Float64Arr
   return `        <DataArray type="Float64" Name="${name}" NumberOfComponents="3" format="ascii">${parts.join(' ')}</DataArray>`;
 }
 
-/** One VTU frame of a model at positions x and velocities v (time t in the TimeValue field). */
+/**
+ * One VTU frame of a model at positions x and velocities v (time t in the TimeValue field). Its points are the
+ * model's vertices (model/vertex-map.ts: the nodes themselves unless there are affine bodies).
+ */
 export function formatVtu(model: Model, cells: VtuCells, x: Float64Array, v: Float64Array, t: number, density: Float64Array): string {
   density.fill(0);
   for (const { term, firstCell } of cells.elastic) term.energyDensities(x, density.subarray(firstCell, firstCell + term.tetCount));
+  const map = vertexMapOf(model);
+  let rest = model.rest;
+  if (!isIdentityMap(map)) {
+    const mapped = (q: Float64Array) => {
+      const out = new Float64Array(3 * map.nVertices);
+      vertexPositions(map, q, out);
+      return out;
+    };
+    [x, v, rest] = [mapped(x), mapped(v), mapped(model.rest)];
+  }
   const psi = new Array<string>(cells.count);
   for (let c = 0; c < cells.count; c++) psi[c] = vtuNumber(density[c]);
   return [
@@ -135,14 +150,14 @@ export function formatVtu(model: Model, cells: VtuCells, x: Float64Array, v: Flo
     '    <FieldData>',
     `      <DataArray type="Float64" Name="TimeValue" NumberOfTuples="1" format="ascii">${vtuNumber(t)}</DataArray>`,
     '    </FieldData>',
-    `    <Piece NumberOfPoints="${model.nNodes}" NumberOfCells="${cells.count}">`,
+    `    <Piece NumberOfPoints="${map.nVertices}" NumberOfCells="${cells.count}">`,
     '      <Points>',
     vectorArray('Points', x).replace('Name="Points" ', ''),
     '      </Points>',
     cells.cellsXml,
     '      <PointData Vectors="velocity">',
     vectorArray('velocity', v),
-    vectorArray('displacement', x, model.rest),
+    vectorArray('displacement', x, rest),
     '      </PointData>',
     '      <CellData Scalars="elastic_energy_density">',
     `        <DataArray type="Float64" Name="elastic_energy_density" format="ascii">${psi.join(' ')}</DataArray>`,
@@ -235,14 +250,8 @@ export class FrameFiles {
   }
 
   private objText(index: number, t: number, x: Float64Array): string {
-    const nodes = this.objNodes;
     const p = this.objPositions;
-    for (let i = 0; i < nodes.length; i++) {
-      const d = 3 * nodes[i];
-      p[3 * i] = x[d];
-      p[3 * i + 1] = x[d + 1];
-      p[3 * i + 2] = x[d + 2];
-    }
+    gatherVertices(vertexMapOf(this.model), x, this.objNodes, p);
     return formatObjFrame(p, this.objTriangles, this.objGroups, index, t);
   }
 

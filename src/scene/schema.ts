@@ -171,9 +171,18 @@ export const materialSchema = z.strictObject({
   density: positive.default(1000).describe('kg/m^3'),
 });
 
+/** How a body's mesh moves: its own nodes (FEM tets, particles, chains), or as one affine body of 12 DOFs. */
+export const BODY_KINDS = ['deformable', 'affine'] as const;
+
 export const bodySchema = z.strictObject({
   name: z.string().optional(),
   mesh: meshSchema,
+  kind: z
+    .enum(BODY_KINDS)
+    .default('deformable')
+    .describe(
+      "'deformable': the mesh's nodes are the DOFs; 'affine': the body moves as x = A X + p (Lan et al. 2022, Affine Body Dynamics; 12 DOFs, mass from the mesh's closed surface, near-rigid through the orthogonality potential with kappa = material.youngsModulus); no fixed, moving, lockAxes, deform or velocity.ramp",
+    ),
   transform: z
     .strictObject({
       height: positive.optional().describe('uniform scale so that the mesh bounding box is this tall (y), applied first'),

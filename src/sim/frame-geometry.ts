@@ -3,7 +3,7 @@
  * free particles; interior tet nodes are left out. Shared by the frame files and the browser demo.
  */
 
-import type { Model } from '../model/model.js';
+import { vertexMapOf, type Model } from '../model/model.js';
 
 /** A named run of consecutive frame triangles: one body or one mesh obstacle (an `o` group of an OBJ frame). */
 export interface FrameGroup {
@@ -13,9 +13,13 @@ export interface FrameGroup {
   obstacle: boolean;
 }
 
-/** The nodes a frame shows (surface nodes and nodes of no tet, i.e. particles) and the surface renumbered to them. */
+/**
+ * The vertices a frame shows (surface vertices and nodes of no tet, i.e. particles; vertex ids of the model's
+ * vertex map, node ids when it is the identity) and the surface renumbered to them. gatherVertices gives their
+ * positions.
+ */
 export function frameGeometry(model: Model): { nodes: Uint32Array; triangles: Uint32Array; groups: FrameGroup[] } {
-  const n = model.nNodes;
+  const n = vertexMapOf(model).nVertices;
   const inTet = new Uint8Array(n);
   for (const body of model.bodies) for (let k = 0; k < body.tets.length; k++) inTet[body.tets[k]] = 1;
   const shown = new Uint8Array(n);

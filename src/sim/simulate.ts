@@ -171,6 +171,9 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
   const frameEvery = frameInterval(opts);
   const potentials = new Map<string, number>();
   const mass = model.mass;
+  // Linear momentum weighs velocities by first moments (0 on an affine body's matrix columns); the angular momentum
+  // sum over nodes with the DOF masses is exact for affine bodies too (model/affine-body.ts).
+  const linearMass = model.linearMass ?? mass;
 
   const record = (step: number, alpha: number, newton: number, linear: number, wallMs: number, dissipated: number, frictionLoss: number, warning?: string): StepRecord => {
     const p = energyByName(model.terms, state.x, potentials);
@@ -184,9 +187,10 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
       const px = m * v[d];
       const py = m * v[d + 1];
       const pz = m * v[d + 2];
-      momentum[0] += px;
-      momentum[1] += py;
-      momentum[2] += pz;
+      const ml = linearMass[d];
+      momentum[0] += ml * v[d];
+      momentum[1] += ml * v[d + 1];
+      momentum[2] += ml * v[d + 2];
       angular[0] += x[d + 1] * pz - x[d + 2] * py;
       angular[1] += x[d + 2] * px - x[d] * pz;
       angular[2] += x[d] * py - x[d + 1] * px;
