@@ -70,7 +70,12 @@ function cellVolume(size: readonly number[], cells: readonly number[]): number {
 const direction = vec3.refine((v) => v[0] !== 0 || v[1] !== 0 || v[2] !== 0, { message: 'must be a non-zero vector' });
 
 /** The tet mesh file formats a `file` mesh may be in (mesh-files.ts reads them; errors and docs list them). */
-export const TET_MESH_FORMATS = ['TetGen .node + .ele (each optionally .gz)', 'Gmsh .msh v2 ASCII (optionally .gz)'] as const;
+export const TET_MESH_FORMATS = [
+  'TetGen .node + .ele (each optionally .gz)',
+  'Gmsh .msh 2 ASCII or 4.1 ASCII/binary',
+  'legacy VTK .vtk unstructured grid (ASCII/binary)',
+  'VTK XML .vtu unstructured grid (ascii or inline binary, optionally zlib)',
+] as const;
 
 /**
  * A scene name becomes part of the default output path (out/<name>-<integrator>), so it is one plain path component:
