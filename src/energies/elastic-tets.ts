@@ -485,6 +485,15 @@ export class ElasticTets implements PotentialTerm {
     return total;
   }
 
+  /** The energy density psi(F) (J/m^3 of rest volume) of each tet at x into out (length tetCount), for output frames. */
+  energyDensities(x: Float64Array, out: Float64Array): void {
+    const kernel = this.kernel;
+    for (let e = 0; e < this.tetCount; e++) {
+      kernel.deformationGradient(x, e);
+      out[e] = kernel.energyDensity(e);
+    }
+  }
+
   addGradient(x: Float64Array, scale: number, g: Float64Array): void {
     const kernel = this.kernel;
     const threads = this.threads;
