@@ -6,6 +6,7 @@ import { newCounters, type IntegratorParams, type IntegratorState } from '../int
 import { checkParams, findIntegrator } from '../integrators/registry.js';
 import { createLinearSolver, type LinearSolverName } from '../math/linear-solver.js';
 import { countInvertedTets } from '../mesh/tet-mesh.js';
+import { DEFAULT_THREADS, threadPoolFor } from '../solver/threads.js';
 import { contactPositions, type Model } from '../model/model.js';
 import type { RunSummary, StepRecord } from './records.js';
 
@@ -18,6 +19,8 @@ export interface SolverOptions {
   /** PCG relative residual tolerance. */
   cgTolerance: number;
   projectPsd: boolean;
+  /** Threads of the element loops (default DEFAULT_THREADS); results are the same to the bit for any count. */
+  threads?: number;
 }
 
 export const defaultSolverOptions: SolverOptions = {
@@ -26,6 +29,7 @@ export const defaultSolverOptions: SolverOptions = {
   maxNewtonIterations: 100,
   cgTolerance: 1e-4,
   projectPsd: true,
+  threads: DEFAULT_THREADS,
 };
 
 export interface RunOptions {
@@ -141,6 +145,17 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
  * value is simulate()'s result.
  */
 export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObserver = {}): Generator<number, RunResult, boolean | undefined> {
+  // The element loops run on the host's worker threads (none in a browser); the terms let go of them at the end.
+  const pool = threadPoolFor(opts.solver.threads ?? DEFAULT_THREADS);
+  for (const term of model.terms) term.useThreads?.(pool);
+  try {
+    return yield* runSteps(model, opts, observer);
+  } finally {
+    for (const term of model.terms) term.useThreads?.(null);
+  }
+}
+
+function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Generator<number, RunResult, boolean | undefined> {
   if (!(opts.h > 0) || !Number.isFinite(opts.h)) throw new Error(`time step must be a positive number (got ${opts.h})`);
   if (!(opts.duration >= 0)) throw new Error(`duration must be >= 0 (got ${opts.duration})`);
   const spec = findIntegrator(opts.integrator);
