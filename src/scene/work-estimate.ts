@@ -88,6 +88,10 @@ function bodySize(body: BodyDef, index: number, meshSize: MeshSizer): { nodes: n
     const nodes = (a + 1) * (b + 1) * (c + 1);
     return { nodes, tets: mesh.tetsPerCell * a * b * c, drawnNodes: nodes - Math.max(0, (a - 1) * (b - 1) * (c - 1)), triangles: 4 * (a * b + b * c + c * a) };
   }
+  if (mesh.type === 'torus') {
+    const n = mesh.segments * mesh.sides;
+    return { nodes: n, tets: 0, drawnNodes: n, triangles: 2 * n };
+  }
   const { nodes, tets } = meshSize(body, index);
   // A compact solid shows about 6 n^(2/3) of its n nodes on the surface (a cube exactly), with twice as many triangles.
   const drawnNodes = Math.min(nodes, 6 * Math.cbrt(nodes) ** 2);
