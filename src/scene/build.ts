@@ -8,6 +8,9 @@ import { SquaredLengthSprings } from '../energies/squared-springs.js';
 import { BarrierPotential } from '../contact/barrier-potential.js';
 import { buildCollisionMesh, type CollisionGroupInput, type ContactPlane } from '../contact/collision-mesh.js';
 import { boxGrid, stairsSurface } from '../mesh/generators.js';
+import { generateShellShape } from '../mesh/shell-shapes.js';
+import { ShellBending, plateBendingStiffness } from '../energies/shell-bending.js';
+import { MEMBRANE_MODELS, ShellMembrane, lumpedShellMass, type MembraneModel } from '../energies/shell-membrane.js';
 import { extractSurface } from '../mesh/surface.js';
 import { sortTetsSpatially, type TetMesh } from '../mesh/tet-mesh.js';
 import type { BodyInfo, ConstraintMotion, ContactModel, Model } from '../model/model.js';
@@ -15,8 +18,12 @@ import { SceneError, contactSchema, type BodyDef, type Obstacle, type Region, ty
 
 type Vec3 = [number, number, number];
 
-/** Loads the tet mesh of a body whose mesh is a file or a shipped mesh (I/O lives outside the core). */
-export type MeshResolver = (body: BodyDef, index: number) => TetMesh;
+/**
+ * Loads the mesh of a body whose mesh is a file or a shipped mesh (I/O lives outside the core): a tet mesh, or for a
+ * shell read from a surface file its triangles (and no tets).
+ */
+export type MeshResolver = (body: BodyDef, index: number) => ResolvedMesh;
+export type ResolvedMesh = TetMesh & { triangles?: Uint32Array };
 
 const noFiles: MeshResolver = (body, index) => {
   throw new SceneError(`bodies[${index}].mesh: '${body.mesh.type}' meshes need a mesh loader (runScene of 'vivace' reads them in Node; simulateScene takes a 'meshes' function)`);
@@ -32,6 +39,8 @@ interface BuiltBody {
   springs: { kind: 'hookean' | 'squared-length'; pairs: Uint32Array; stiffness: Float64Array; rest: Float64Array }[];
   /** A chain's bar segments (node pairs, cross-section areas, rest lengths). */
   segments?: { pairs: Uint32Array; area: Float64Array; rest: Float64Array };
+  /** A thin shell's triangles (body-local node ids) and its thickness and bending modulus. */
+  shell?: { triangles: Uint32Array; thickness: number; bendingModulus: number };
   fixed: Uint8Array; // per node
   moving: { nodes: number[]; velocity: Vec3 }[];
   material?: Scene['bodies'][number]['material'];
@@ -72,6 +81,7 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
       if (tets.length > 0) terms.push(new ElasticTets(rest, tets, material, defs[bi].name ?? `body ${bi}`));
       if (b.segments) terms.push(new BarSegments(shift(b.segments.pairs, offset), b.segments.area, b.segments.rest, material));
     }
+    if (b.shell) terms.push(...shellTerms(b, shift(b.shell.triangles, offset), rest, bi, defs[bi].name ?? `body ${bi}`));
     for (const group of b.springs) {
       if (group.pairs.length === 0) continue;
       const Term = group.kind === 'hookean' ? Springs : SquaredLengthSprings;
@@ -122,6 +132,19 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
     if (!constrained[d] && !(mass[d] > 0)) throw new SceneError(`node ${Math.floor(d / 3)} is free but has no mass (a node in no tet?)`);
   }
   return { nNodes, rest, x0, v0, mass, constrained, motions, terms, bodies, surface, contact };
+}
+
+/** The membrane and (unless its bending modulus is 0) the bending term of a shell body, on global node ids. */
+function shellTerms(b: BuiltBody, triangles: Uint32Array, rest: Float64Array, bi: number, label: string): PotentialTerm[] {
+  const material = b.material;
+  if (!material) throw new SceneError(`bodies[${bi}].material: required for a 'shell' mesh (its membrane's model, youngsModulus and poissonRatio)`);
+  if (!(MEMBRANE_MODELS as readonly string[]).includes(material.model)) {
+    throw new SceneError(`bodies[${bi}].material.model: a shell's membrane is ${MEMBRANE_MODELS.map((m) => `'${m}'`).join(' or ')}, not '${material.model}'`);
+  }
+  const { thickness, bendingModulus } = b.shell!;
+  const terms: PotentialTerm[] = [new ShellMembrane(rest, triangles, material.model as MembraneModel, material.youngsModulus, material.poissonRatio, thickness, label)];
+  if (bendingModulus > 0) terms.push(new ShellBending(rest, triangles, plateBendingStiffness(bendingModulus, material.poissonRatio, thickness) / 2, label));
+  return terms;
 }
 
 /** buildModel for a front end: any failure comes from the input (mesh files, regions, materials), so it is a SceneError. */
@@ -224,6 +247,7 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
   let mass: Float64Array;
   const springs: BuiltBody['springs'] = [];
   let segments: BuiltBody['segments'];
+  let shellTriangles: Uint32Array | undefined;
   const mesh = def.mesh;
   if (mesh.type === 'particles') {
     if (mesh.masses.length !== mesh.positions.length) {
@@ -235,6 +259,12 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     positions = new Float64Array(3 * (mesh.cells + 1));
     for (let i = 0; i <= mesh.cells; i++) positions[3 * i] = (mesh.length * i) / mesh.cells;
     mass = new Float64Array(mesh.cells + 1);
+  } else if (mesh.type === 'shell') {
+    const surface = mesh.shape.type === 'file' ? resolveMesh(def, index) : generateShellShape(mesh.shape);
+    if (!surface.triangles || surface.triangles.length === 0) throw new SceneError(`${where}.mesh.shape: the shell has no triangles`);
+    positions = new Float64Array(surface.positions);
+    shellTriangles = surface.triangles;
+    mass = new Float64Array(positions.length / 3);
   } else {
     const tm = mesh.type === 'box' ? boxGrid(mesh.size, mesh.cells, { tetsPerCell: mesh.tetsPerCell }) : resolveMesh(def, index);
     positions = new Float64Array(tm.positions);
@@ -247,6 +277,13 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
   if (tets.length > 0) {
     if (!def.material) throw new SceneError(`${where}.material: required for a '${mesh.type}' mesh`);
     lumpedMass(positions, tets, def.material.density, mass);
+  }
+  let shell: BuiltBody['shell'];
+  if (mesh.type === 'shell' && shellTriangles) {
+    const density = mesh.areaDensity ?? (def.material ? def.material.density * mesh.thickness : undefined);
+    if (density === undefined) throw new SceneError(`${where}.material: required for a 'shell' mesh`);
+    lumpedShellMass(positions, shellTriangles, density, mass);
+    shell = { triangles: shellTriangles, thickness: mesh.thickness, bendingModulus: mesh.bendingModulus ?? def.material?.youngsModulus ?? 0 };
   }
   if (mesh.type === 'chain') {
     if (!def.material) throw new SceneError(`${where}.material: required for a 'chain' mesh`);
@@ -282,7 +319,7 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     for (const i of nodes) fixed[i] = 1;
   });
   const moving = def.moving.map((m, mi) => ({ nodes: selectRegion(m.region, x0, `${where}.moving[${mi}].region`), velocity: m.velocity as Vec3 }));
-  const surface = tets.length > 0 ? extractSurface({ positions: rest, tets }).triangles : new Uint32Array(0);
+  const surface = tets.length > 0 ? extractSurface({ positions: rest, tets }).triangles : (shellTriangles ?? new Uint32Array(0));
   return {
     info: { name: def.name ?? `body ${index}`, tets, surface },
     rest,
@@ -291,6 +328,7 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     mass,
     springs,
     segments,
+    shell,
     fixed,
     moving,
     material: def.material,
