@@ -12,6 +12,7 @@ import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
 import type { PotentialTerm } from './potential.js';
 import { HessianEigensystem, type Material } from './materials.js';
 import { det3, inverse3 } from '../math/small.js';
+import { svd3, type Svd3Factors } from '../math/svd3.js';
 import { tetVolume } from '../mesh/tet-mesh.js';
 
 // Signed volume det(Ds)/6 of a tet, re-exported for callers that work with this term.
@@ -22,6 +23,8 @@ export const INVERSION_STEP_FRACTION = 0.8;
 /** A tet counts as degenerate when its volume is below this times (longest edge)^3 (a regular tet has 0.118). */
 const DEGENERATE_VOLUME_RATIO = 1e-12;
 const SQRT1_2 = Math.SQRT1_2;
+/** Per-tet entry of the SVD cache: F (9), then U (9), V (9) and sigma (3) of svd3(F). */
+const FRAME_STRIDE = 30;
 
 /**
  * Adds density * V_e / 4 to each node of each tet. `out` holds per-node masses (length n) or per-DOF masses
@@ -68,6 +71,15 @@ export class ElasticTets implements PotentialTerm {
   /** Stiffness of nodes 1-3 (9x9). */
   private readonly K = new Float64Array(81);
   private readonly nodeList = new Uint32Array(4);
+  /**
+   * For materials whose stress needs the SVD (corotated): each tet's last decomposition and the F it was taken at
+   * (FRAME_STRIDE per tet; empty otherwise). The line search's energy at the accepted point, the gradient and the
+   * Hessian there all see the same F, so one SVD per tet serves the whole Newton iteration. A cache hit needs F
+   * equal to the bit, which makes the reuse exact: svd3 is a function of F alone.
+   */
+  private readonly frameCache: Float64Array;
+  /** The SVD of this.F (filled by principalFrame), in the eigensystem's own arrays so the Hessian copies nothing. */
+  private readonly frame: Svd3Factors = { U: this.eigensystem.U, sigma: this.eigensystem.sigma, V: this.eigensystem.V };
 
   constructor(
     restPositions: Float64Array,
@@ -83,6 +95,7 @@ export class ElasticTets implements PotentialTerm {
     this.restVolume = new Float64Array(this.tetCount);
     this.dmInverse = new Float64Array(9 * this.tetCount);
     this.slots = new Int32Array(16 * this.tetCount);
+    this.frameCache = new Float64Array(material.stressUsesSvd ? FRAME_STRIDE * this.tetCount : 0).fill(NaN);
     const X = restPositions;
     const Dm = new Float64Array(9);
     const inv = new Float64Array(9);
@@ -146,6 +159,38 @@ export class ElasticTets implements PotentialTerm {
     return det3(F);
   }
 
+  /** The SVD of this.F (tet e) into this.frame: from the cache when it holds this F, else computed and cached. */
+  private principalFrame(e: number): Svd3Factors {
+    const F = this.F;
+    const c = this.frameCache;
+    const o = FRAME_STRIDE * e;
+    const { U, sigma, V } = this.frame;
+    if (
+      c[o] === F[0] && c[o + 1] === F[1] && c[o + 2] === F[2] &&
+      c[o + 3] === F[3] && c[o + 4] === F[4] && c[o + 5] === F[5] &&
+      c[o + 6] === F[6] && c[o + 7] === F[7] && c[o + 8] === F[8]
+    ) {
+      for (let k = 0; k < 9; k++) {
+        U[k] = c[o + 9 + k];
+        V[k] = c[o + 18 + k];
+      }
+      sigma[0] = c[o + 27];
+      sigma[1] = c[o + 28];
+      sigma[2] = c[o + 29];
+      return this.frame;
+    }
+    svd3(F, U, sigma, V);
+    for (let k = 0; k < 9; k++) {
+      c[o + k] = F[k];
+      c[o + 9 + k] = U[k];
+      c[o + 18 + k] = V[k];
+    }
+    c[o + 27] = sigma[0];
+    c[o + 28] = sigma[1];
+    c[o + 29] = sigma[2];
+    return this.frame;
+  }
+
   private describeTet(e: number): string {
     return `tet ${e} (nodes ${Array.from(this.tets.subarray(4 * e, 4 * e + 4)).join(', ')})`;
   }
@@ -159,24 +204,36 @@ export class ElasticTets implements PotentialTerm {
 
   energy(x: Float64Array): number {
     const material = this.material;
+    const cached = material.stressUsesSvd;
     let total = 0;
     for (let e = 0; e < this.tetCount; e++) {
       this.deformationGradient(x, e);
-      total += this.restVolume[e] * material.energyDensity(this.F);
+      const psi = cached ? material.energyDensity(this.F, this.principalFrame(e)) : material.energyDensity(this.F);
+      total += this.restVolume[e] * psi;
     }
     return total;
+  }
+
+  /** The energy density psi(F) (J/m^3 of rest volume) of each tet at x into out (length tetCount), for output frames. */
+  energyDensities(x: Float64Array, out: Float64Array): void {
+    for (let e = 0; e < this.tetCount; e++) {
+      this.deformationGradient(x, e);
+      out[e] = this.material.energyDensity(this.F);
+    }
   }
 
   addGradient(x: Float64Array, scale: number, g: Float64Array): void {
     const material = this.material;
     const checkInversion = material.blocksInversion;
+    const cached = material.stressUsesSvd;
     const t = this.tets;
     const D = this.dmInverse;
     const P = this.P;
     for (let e = 0; e < this.tetCount; e++) {
       const J = this.deformationGradient(x, e);
       if (checkInversion && !(J > 0)) throw this.inversionError(e, J, 'addGradient');
-      material.firstPiola(this.F, P);
+      if (cached) material.firstPiola(this.F, P, this.principalFrame(e));
+      else material.firstPiola(this.F, P);
       const w = scale * this.restVolume[e];
       const o = 9 * e;
       const i0 = 3 * t[4 * e];
@@ -235,7 +292,9 @@ export class ElasticTets implements PotentialTerm {
    */
   private elementStiffness(e: number, projectPsd: boolean): void {
     const es = this.eigensystem;
-    this.material.hessianEigensystem(this.F, projectPsd, es);
+    const material = this.material;
+    if (material.stressUsesSvd) material.hessianEigensystem(this.F, projectPsd, es, this.principalFrame(e));
+    else material.hessianEigensystem(this.F, projectPsd, es);
     const { U, V, block, pairs } = es;
     const D = this.dmInverse;
     const o = 9 * e;

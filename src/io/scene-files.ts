@@ -17,7 +17,8 @@ import type { MeshResolver, ResolvedMesh } from '../scene/build.js';
 import { parseScene, SceneError, sceneSchema, type Scene } from '../scene/schema.js';
 import { checkSceneParams } from '../scene/validate.js';
 import { findParametricScene, formatSceneParams, makeParametricScene, parametricSceneNames, SceneParamError, type SceneParameter, type SceneParams } from '../scene/parametric.js';
-import { MeshFileError, readObj, readTetMesh, readTetgen, tetgenPaths, unsupportedMeshFormat } from './mesh-files.js';
+import { MeshFileError, readObj, readTetgen, tetgenPaths } from './mesh-files.js';
+import { readTetMesh, tetMeshKind, unsupportedMeshFormat } from './mesh-import.js';
 
 /** Root of the package (where scenes/ and data/ live), found from this module so the CWD does not matter. */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -309,7 +310,7 @@ export function meshResolver(baseDir: string, meshDir = BUILTIN_MESH_DIR): MeshR
       const path = isAbsolute(mesh.path) ? mesh.path : resolve(baseDir, mesh.path);
       const unsupported = unsupportedMeshFormat(path);
       if (unsupported) throw new SceneError(`${where}.path: ${JSON.stringify(mesh.path)}: ${unsupported}`);
-      const needed = /\.msh(\.gz)?$/.test(path) ? [path] : Object.values(tetgenPaths(path));
+      const needed = tetMeshKind(path) === 'tetgen' ? Object.values(tetgenPaths(path)) : [path];
       const missing = needed.filter((p) => !existsSync(p));
       if (missing.length) throw new SceneError(`${where}.path: mesh file ${missing.join(' and ')} not found (path '${mesh.path}' is relative to ${baseDir})`);
       return readMeshFile(() => readTetMesh(path), `${where}.path`);

@@ -1,6 +1,7 @@
 import { BarSegments } from '../energies/bar-segments.js';
 import { ElasticTets, lumpedMass } from '../energies/elastic-tets.js';
 import { Gravity } from '../energies/gravity.js';
+import { OrthogonalityPotential } from '../energies/orthogonality.js';
 import { makeMaterial } from '../energies/materials.js';
 import type { PotentialTerm } from '../energies/potential.js';
 import { Springs } from '../energies/springs.js';
@@ -13,7 +14,9 @@ import { ShellBending, plateBendingStiffness } from '../energies/shell-bending.j
 import { MEMBRANE_MODELS, ShellMembrane, lumpedShellMass, type MembraneModel } from '../energies/shell-membrane.js';
 import { extractSurface } from '../mesh/surface.js';
 import { sortTetsSpatially, type TetMesh } from '../mesh/tet-mesh.js';
-import type { BodyInfo, ConstraintMotion, ContactModel, Model } from '../model/model.js';
+import { affineBodyLayout, rigidVelocity, type AffineBodyLayout } from '../model/affine-body.js';
+import type { BodyInfo, ConstraintMotion, ContactModel, Model, ObstacleMesh } from '../model/model.js';
+import type { VertexMap } from '../model/vertex-map.js';
 import { SceneError, contactSchema, type BodyDef, type Obstacle, type Region, type Scene } from './schema.js';
 
 type Vec3 = [number, number, number];
@@ -44,6 +47,8 @@ interface BuiltBody {
   fixed: Uint8Array; // per node
   moving: { nodes: number[]; velocity: Vec3 }[];
   material?: Scene['bodies'][number]['material'];
+  /** An affine body: its 4 DOF nodes and mapped surface replace the mesh nodes (which are then not in the model). */
+  affine?: AffineBodyLayout & { v0: Float64Array; stiffness: number };
 }
 
 /** Builds the Model of a validated scene: meshes, masses, energies, constraints, initial state. */
@@ -51,8 +56,13 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
   const defs = expandRepeats(scene.bodies);
   const built = defs.map((body, i) => buildBody(body, i, resolveMesh));
   const obstacleMeshes = scene.obstacles.map((o) => obstacleSurface(o));
-  const bodyNodes = built.reduce((s, b) => s + b.rest.length / 3, 0);
-  const nNodes = bodyNodes + obstacleMeshes.reduce((s, m) => s + (m ? m.positions.length / 3 : 0), 0);
+  // Node layout: the deformable bodies' nodes, the obstacles' nodes, then 4 nodes per affine body. Vertices (what
+  // surfaces index, model/vertex-map.ts): the same as nodes up to the affine nodes, then the affine bodies' surface
+  // vertices, mapped; without affine bodies the map is the identity.
+  const bodyNodes = built.reduce((s, b) => s + (b.affine ? 0 : b.rest.length / 3), 0);
+  const realNodes = bodyNodes + obstacleMeshes.reduce((s, m) => s + (m ? m.positions.length / 3 : 0), 0);
+  const affineBodies = built.filter((b) => b.affine);
+  const nNodes = realNodes + 4 * affineBodies.length;
   const rest = new Float64Array(3 * nNodes);
   const x0 = new Float64Array(3 * nNodes);
   const v0 = new Float64Array(3 * nNodes);
@@ -62,8 +72,28 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
   const bodies: BodyInfo[] = [];
   const motions: ConstraintMotion[] = [];
   const surfaces: Uint32Array[] = [];
+  const linearMass = new Float64Array(3 * nNodes);
+  const mapped = mappedVertices(affineBodies, realNodes);
+  const columns: number[] = [];
+  const stiffnessVolume: number[] = [];
   let offset = 0;
+  let nextAffine = 0;
   built.forEach((b, bi) => {
+    if (b.affine) {
+      const a = b.affine;
+      const node = realNodes + 4 * nextAffine;
+      rest.set(a.q0, 3 * node);
+      x0.set(a.q0, 3 * node);
+      v0.set(a.v0, 3 * node);
+      mass.set(a.dofMass, 3 * node);
+      linearMass.set(a.linearMass, 3 * node);
+      columns.push(node + 1, node + 2, node + 3);
+      stiffnessVolume.push(a.stiffness * a.volume);
+      const surface = shift(a.triangles, mapped.firstVertex[nextAffine++]);
+      bodies.push({ name: b.info.name, tets: new Uint32Array(0), surface, affineNode: node });
+      surfaces.push(surface);
+      return;
+    }
     const n = b.rest.length / 3;
     rest.set(b.rest, 3 * offset);
     x0.set(b.x0, 3 * offset);
@@ -100,11 +130,13 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
   for (let d = 0; d < v0.length; d++) if (constrained[d]) v0[d] = 0;
   offset = 0;
   for (const b of built) {
+    if (b.affine) continue;
     for (const m of b.moving) for (const i of m.nodes) for (let a = 0; a < 3; a++) v0[3 * (offset + i) + a] = m.velocity[a];
     offset += b.rest.length / 3;
   }
   // Obstacle meshes: fixed nodes after the bodies' (no mass, never moving), their triangles written with the frames.
-  const obstacleTriangles: (Uint32Array | null)[] = obstacleMeshes.map((m) => {
+  const obstacles: ObstacleMesh[] = [];
+  const obstacleTriangles: (Uint32Array | null)[] = obstacleMeshes.map((m, oi) => {
     if (!m) return null;
     const n = m.positions.length / 3;
     rest.set(m.positions, 3 * offset);
@@ -112,13 +144,18 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
     constrained.fill(1, 3 * offset, 3 * (offset + n));
     const tris = shift(m.triangles, offset);
     surfaces.push(tris);
+    obstacles.push({ name: scene.obstacles[oi].name, triangles: tris });
     offset += n;
     return tris;
   });
+  linearMass.set(mass.subarray(0, 3 * realNodes));
+  if (stiffnessVolume.length > 0) terms.push(new OrthogonalityPotential(Uint32Array.from(columns), Float64Array.from(stiffnessVolume)));
   const g = scene.gravity;
-  if (g[0] !== 0 || g[1] !== 0 || g[2] !== 0) terms.push(new Gravity(mass, [g[0], g[1], g[2]]));
+  if (g[0] !== 0 || g[1] !== 0 || g[2] !== 0) terms.push(new Gravity(linearMass, [g[0], g[1], g[2]]));
   let contact: ContactModel | undefined;
   if (scene.contact || scene.obstacles.length > 0) {
+    const i = defs.findIndex((d) => d.kind === 'affine');
+    if (i >= 0) throw new SceneError(`bodies[${i}].kind: affine bodies do not take part in contact yet; this scene has contact (obstacles or a 'contact' section)`);
     contact = buildContact(scene, defs, built, bodies, obstacleTriangles, nNodes, rest, constrained);
     terms.push(contact.barrier);
   }
@@ -131,7 +168,32 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
   for (let d = 0; d < mass.length; d++) {
     if (!constrained[d] && !(mass[d] > 0)) throw new SceneError(`node ${Math.floor(d / 3)} is free but has no mass (a node in no tet?)`);
   }
-  return { nNodes, rest, x0, v0, mass, constrained, motions, terms, bodies, surface, contact };
+  return { nNodes, rest, x0, v0, mass, constrained, motions, terms, bodies, surface, obstacles, contact, vertexMap: mapped.map, linearMass };
+}
+
+/**
+ * The vertex map of a model whose first realNodes nodes are vertices themselves and whose affine bodies (in order)
+ * own the 4 nodes from realNodes + 4 k: their surface vertices x = p + sum_k r_k c_k follow, numbered from
+ * realNodes body by body (firstVertex).
+ */
+function mappedVertices(affine: BuiltBody[], realNodes: number): { map: VertexMap; firstVertex: number[] } {
+  const count = affine.reduce((s, b) => s + b.affine!.vertices.length, 0);
+  const start = new Int32Array(count + 1);
+  const nodes = new Int32Array(4 * count);
+  const weights = new Float64Array(4 * count);
+  const firstVertex: number[] = [];
+  let v = 0;
+  affine.forEach((b, k) => {
+    const { vertices, restCoordinates } = b.affine!;
+    const node = realNodes + 4 * k;
+    firstVertex.push(realNodes + v);
+    for (let i = 0; i < vertices.length; i++, v++) {
+      start[v + 1] = 4 * (v + 1);
+      nodes.set([node, node + 1, node + 2, node + 3], 4 * v);
+      weights.set([1, restCoordinates[3 * i], restCoordinates[3 * i + 1], restCoordinates[3 * i + 2]], 4 * v);
+    }
+  });
+  return { map: { nVertices: realNodes + count, identityCount: realNodes, start, nodes, weights }, firstVertex };
 }
 
 /** The membrane and (unless its bending modulus is 0) the bending term of a shell body, on global node ids. */
@@ -320,6 +382,7 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
   });
   const moving = def.moving.map((m, mi) => ({ nodes: selectRegion(m.region, x0, `${where}.moving[${mi}].region`), velocity: m.velocity as Vec3 }));
   const surface = tets.length > 0 ? extractSurface({ positions: rest, tets }).triangles : (shellTriangles ?? new Uint32Array(0));
+  const affine = def.kind === 'affine' ? affineBody(def, where, rest, surface) : undefined;
   return {
     info: { name: def.name ?? `body ${index}`, tets, surface },
     rest,
@@ -332,7 +395,29 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     fixed,
     moving,
     material: def.material,
+    affine,
   };
+}
+
+/** An affine body of the body's (transformed) mesh: what it cannot have is reported by field. */
+function affineBody(def: BodyDef, where: string, positions: Float64Array, surface: Uint32Array): BuiltBody['affine'] {
+  const not = (field: string, why: string) => new SceneError(`${where}.${field}: an affine body ${why}`);
+  if (def.mesh.type === 'particles' || def.mesh.type === 'chain' || def.mesh.type === 'shell') throw not('kind', `needs a closed surface; a '${def.mesh.type}' mesh has none`);
+  if (def.fixed.length > 0) throw not('fixed', 'has no nodes to fix (its DOFs are a translation and a matrix)');
+  if (def.moving.length > 0) throw not('moving', 'has no nodes to move (its DOFs are a translation and a matrix)');
+  if (def.lockAxes.length > 0) throw not('lockAxes', 'has no nodes whose coordinates could be locked');
+  if (def.deform) throw not('deform', 'starts undeformed (its shape is the mesh under an affine map)');
+  if (def.velocity.ramp) throw not('velocity.ramp', 'starts with a rigid velocity (linear and angular only)');
+  let layout: AffineBodyLayout;
+  try {
+    layout = affineBodyLayout(positions, surface, def.material!.density);
+  } catch (err) {
+    throw not('mesh', `cannot be made of this mesh: ${(err as Error).message}`);
+  }
+  const v0 = new Float64Array(12);
+  const vel = def.velocity;
+  rigidVelocity(layout.q0, vel.linear, vel.angular ?? [0, 0, 0], vel.center, v0);
+  return { ...layout, v0, stiffness: def.material!.youngsModulus };
 }
 
 /**

@@ -70,7 +70,12 @@ function cellVolume(size: readonly number[], cells: readonly number[]): number {
 const direction = vec3.refine((v) => v[0] !== 0 || v[1] !== 0 || v[2] !== 0, { message: 'must be a non-zero vector' });
 
 /** The tet mesh file formats a `file` mesh may be in (mesh-files.ts reads them; errors and docs list them). */
-export const TET_MESH_FORMATS = ['TetGen .node + .ele (each optionally .gz)', 'Gmsh .msh v2 ASCII (optionally .gz)'] as const;
+export const TET_MESH_FORMATS = [
+  'TetGen .node + .ele (each optionally .gz)',
+  'Gmsh .msh 2 ASCII or 4.1 ASCII/binary',
+  'legacy VTK .vtk unstructured grid (ASCII/binary)',
+  'VTK XML .vtu unstructured grid (ascii or inline binary, optionally zlib)',
+] as const;
 
 /**
  * A scene name becomes part of the default output path (out/<name>-<integrator>), so it is one plain path component:
@@ -201,9 +206,18 @@ export const materialSchema = z.strictObject({
   density: positive.default(1000).describe('kg/m^3'),
 });
 
+/** How a body's mesh moves: its own nodes (FEM tets, particles, chains), or as one affine body of 12 DOFs. */
+export const BODY_KINDS = ['deformable', 'affine'] as const;
+
 export const bodySchema = z.strictObject({
   name: z.string().optional(),
   mesh: meshSchema,
+  kind: z
+    .enum(BODY_KINDS)
+    .default('deformable')
+    .describe(
+      "'deformable': the mesh's nodes are the DOFs; 'affine': the body moves as x = A X + p (Lan et al. 2022, Affine Body Dynamics; 12 DOFs, mass from the mesh's closed surface, near-rigid through the orthogonality potential with kappa = material.youngsModulus); no fixed, moving, lockAxes, deform or velocity.ramp",
+    ),
   transform: z
     .strictObject({
       height: positive.optional().describe('uniform scale so that the mesh bounding box is this tall (y), applied first'),

@@ -96,8 +96,8 @@ export interface RunCheckpoint {
 export interface RunObserver {
   /** Every step, step 0 (the initial state) included. */
   step?(record: StepRecord): void;
-  /** Every output frame (frame 0 is the initial state). x is live: copy what you keep. */
-  frame?(index: number, t: number, x: Float64Array): void;
+  /** Every output frame (frame 0 is the initial state). x and v are live: copy what you keep. */
+  frame?(index: number, t: number, x: Float64Array, v: Float64Array): void;
   /** Per-frame invariant check (inverted tets ...); a thrown error stops the run with its message. */
   check?(step: number, x: Float64Array): void;
   /** Every `checkpointEvery` steps (RunOptions): a checkpoint to save; its arrays are copies. */
@@ -171,6 +171,9 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
   const frameEvery = frameInterval(opts);
   const potentials = new Map<string, number>();
   const mass = model.mass;
+  // Linear momentum weighs velocities by first moments (0 on an affine body's matrix columns); the angular momentum
+  // sum over nodes with the DOF masses is exact for affine bodies too (model/affine-body.ts).
+  const linearMass = model.linearMass ?? mass;
 
   const record = (step: number, alpha: number, newton: number, linear: number, wallMs: number, dissipated: number, frictionLoss: number, warning?: string): StepRecord => {
     const p = energyByName(model.terms, state.x, potentials);
@@ -184,9 +187,10 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
       const px = m * v[d];
       const py = m * v[d + 1];
       const pz = m * v[d + 2];
-      momentum[0] += px;
-      momentum[1] += py;
-      momentum[2] += pz;
+      const ml = linearMass[d];
+      momentum[0] += ml * v[d];
+      momentum[1] += ml * v[d + 1];
+      momentum[2] += ml * v[d + 2];
       angular[0] += x[d + 1] * pz - x[d + 2] * py;
       angular[1] += x[d + 2] * px - x[d] * pz;
       angular[2] += x[d] * py - x[d + 1] * px;
@@ -237,7 +241,7 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
   if (!resume) {
     observer.check?.(0, state.x);
     observer.step?.(current);
-    observer.frame?.(0, 0, state.x);
+    observer.frame?.(0, 0, state.x, state.v);
   }
 
   const energyScale = Math.max(Math.abs(initial.total), initial.kinetic + Math.abs(initial.potential), 1e-12);
@@ -367,7 +371,7 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
     minEnergy = Math.min(minEnergy, rec.total);
     maxEnergy = Math.max(maxEnergy, rec.total);
     observer.step?.(rec);
-    if (isFrame) observer.frame?.(step / frameEvery, rec.t, state.x);
+    if (isFrame) observer.frame?.(step / frameEvery, rec.t, state.x, state.v);
     last = rec;
     if (checkpointEvery > 0 && observer.checkpoint && (step % checkpointEvery === 0 || step === steps)) checkpoint(step);
     if ((yield step) && step < steps) stopped = INTERRUPTED;
