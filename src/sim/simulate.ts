@@ -7,7 +7,7 @@ import { checkParams, findIntegrator } from '../integrators/registry.js';
 import { createLinearSolver, type LinearSolverName } from '../math/linear-solver.js';
 import { countInvertedTets } from '../mesh/tet-mesh.js';
 import { DEFAULT_THREADS, threadPoolFor } from '../solver/threads.js';
-import type { Model } from '../model/model.js';
+import { contactPositions, type Model } from '../model/model.js';
 import type { RunSummary, StepRecord } from './records.js';
 
 export interface SolverOptions {
@@ -192,7 +192,7 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
 
   const record = (step: number, alpha: number, newton: number, linear: number, wallMs: number, dissipated: number, frictionLoss: number, warning?: string): StepRecord => {
     const p = energyByName(model.terms, state.x, potentials);
-    const contact = model.contact ? model.contact.barrier.activeContacts(state.x, null) : { count: 0, minDistance: NaN };
+    const contact = model.contact ? model.contact.barrier.activeContacts(contactPositions(model, state.x), null) : { count: 0, minDistance: NaN };
     const k = dyn.kinetic(state.v);
     const momentum: [number, number, number] = [0, 0, 0];
     const angular: [number, number, number] = [0, 0, 0];
@@ -235,11 +235,11 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
 
   const contactChecks = model.contact ? (opts.contactChecks ?? 'frames') : 'off';
   const checkContact = (x: Float64Array): void => {
-    const hit = findIntersection(model.contact!.mesh, x);
+    const hit = findIntersection(model.contact!.mesh, contactPositions(model, x));
     if (hit) throw new Error(`contact invariant violated: ${hit.message}`);
   };
   if (model.contact) {
-    const hit = findIntersection(model.contact.mesh, state.x);
+    const hit = findIntersection(model.contact.mesh, contactPositions(model, state.x));
     if (hit) throw new Error(`the ${resume ? 'checkpoint' : 'initial'} state intersects: ${hit.message}`);
   }
   // A resumed run starts from its checkpoint's record; the initial energies and totals come from the checkpoint.
