@@ -10,7 +10,7 @@ import { BarrierPotential } from '../contact/barrier-potential.js';
 import { buildCollisionMesh, type CollisionGroupInput, type ContactPlane } from '../contact/collision-mesh.js';
 import { boxGrid, stairsSurface } from '../mesh/generators.js';
 import { extractSurface } from '../mesh/surface.js';
-import { sortTetsSpatially, type TetMesh } from '../mesh/tet-mesh.js';
+import { sortTetsSpatially, type TetMesh, type TriSurface } from '../mesh/tet-mesh.js';
 import { affineBodyLayout, rigidVelocity, type AffineBodyLayout } from '../model/affine-body.js';
 import type { BodyInfo, ConstraintMotion, ContactModel, Model, ObstacleMesh } from '../model/model.js';
 import type { VertexMap } from '../model/vertex-map.js';
@@ -18,8 +18,14 @@ import { SceneError, contactSchema, type BodyDef, type Obstacle, type Region, ty
 
 type Vec3 = [number, number, number];
 
-/** Loads the tet mesh of a body whose mesh is a file or a shipped mesh (I/O lives outside the core). */
-export type MeshResolver = (body: BodyDef, index: number) => TetMesh;
+/** A `mesh` obstacle of a scene (its triangles come from a file). */
+export type MeshObstacle = Extract<Obstacle, { type: 'mesh' }>;
+
+/**
+ * Loads the tet mesh of a body whose mesh is a file or a shipped mesh (I/O lives outside the core); its optional
+ * `surface` loads the triangles of a `mesh` obstacle (obstacles[index]) in the file's coordinates.
+ */
+export type MeshResolver = ((body: BodyDef, index: number) => TetMesh) & { surface?: (obstacle: MeshObstacle, index: number) => TriSurface };
 
 const noFiles: MeshResolver = (body, index) => {
   throw new SceneError(`bodies[${index}].mesh: '${body.mesh.type}' meshes need a mesh loader (runScene of 'vivace' reads them in Node; simulateScene takes a 'meshes' function)`);
@@ -46,7 +52,7 @@ interface BuiltBody {
 export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): Model {
   const defs = expandRepeats(scene.bodies);
   const built = defs.map((body, i) => buildBody(body, i, resolveMesh));
-  const obstacleMeshes = scene.obstacles.map((o) => obstacleSurface(o));
+  const obstacleMeshes = scene.obstacles.map((o, oi) => obstacleSurface(o, oi, resolveMesh));
   // Node layout: the deformable bodies' nodes, the obstacles' nodes, then 4 nodes per affine body. Vertices (what
   // surfaces index, model/vertex-map.ts): the same as nodes up to the affine nodes, then the affine bodies' surface
   // vertices, mapped; without affine bodies the map is the identity.
@@ -225,7 +231,14 @@ function expandRepeats(bodies: readonly BodyDef[]): BodyDef[] {
   return out;
 }
 
-function obstacleSurface(o: Obstacle): { positions: Float64Array; triangles: Uint32Array } | null {
+function obstacleSurface(o: Obstacle, index: number, resolveMesh: MeshResolver): { positions: Float64Array; triangles: Uint32Array } | null {
+  if (o.type === 'mesh') {
+    if (!resolveMesh.surface) throw new SceneError(`obstacles[${index}].path: a 'mesh' obstacle is read from a file, which needs a mesh loader (runScene of 'vivace' and vivace run read it in Node)`);
+    const surface = resolveMesh.surface(o, index);
+    const positions = new Float64Array(surface.positions);
+    applyTransform(positions, o.transform);
+    return { positions, triangles: surface.triangles };
+  }
   if (o.type === 'stairs') return stairsSurface(o.steps, o.stepHeight, o.stepDepth, o.width, o.origin as Vec3);
   return null;
 }
