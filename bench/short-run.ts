@@ -7,6 +7,7 @@
 import { buildModel } from '../src/scene/build.js';
 import { applyOverrides, loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { simulate } from '../src/sim/simulate.js';
+import '../src/sim/node-threads.js';
 
 const [sceneName, duration = '1', threads] = process.argv.slice(2);
 if (!sceneName) throw new Error('usage: tsx bench/short-run.ts <scene> [duration s] [threads]');

@@ -601,6 +601,11 @@ export class LinearMaterial implements Material {
 /** A material from its model name and (E, nu). */
 export function createMaterial(model: MaterialModel, moduli: ElasticModuli): Material {
   const { mu, lambda } = lameParameters(moduli.youngsModulus, moduli.poissonRatio);
+  return materialFromLame(model, mu, lambda);
+}
+
+/** A material from its model name and Lame parameters (a worker thread rebuilds a term's material this way). */
+export function materialFromLame(model: MaterialModel, mu: number, lambda: number): Material {
   switch (model) {
     case 'corotated':
       return new CorotatedMaterial(mu, lambda);

@@ -1,9 +1,13 @@
 import type { BarrierPotential } from '../contact/barrier-potential.js';
 import type { CollisionMesh } from '../contact/collision-mesh.js';
 import type { PotentialTerm } from '../energies/potential.js';
-import { identityVertexMap, type VertexMap } from './vertex-map.js';
+import { identityVertexMap, isIdentityMap, vertexPositions, type VertexMap } from './vertex-map.js';
 
-/** IPC contact of a model: the collision system, its barrier (also one of `terms`) and friction settings. */
+/**
+ * IPC contact of a model: the collision system, its barrier (one of `terms`, through the vertex map when that is not
+ * the identity) and friction settings. Mesh ids are vertex ids (model/vertex-map.ts); the barrier reads vertex
+ * positions (contactPositions).
+ */
 export interface ContactModel {
   readonly mesh: CollisionMesh;
   readonly barrier: BarrierPotential;
@@ -86,6 +90,18 @@ export function applyConstraints(model: Model, t: number, x: Float64Array): void
   for (const motion of model.motions) motion.positions(t, x0, x);
 }
 
+
+/**
+ * Vertex positions of the DOF vector x, what the collision mesh's ids index: x itself for the identity map, else a
+ * new array (for checks and reports, not for inner loops).
+ */
+export function contactPositions(model: Model, x: Float64Array): Float64Array {
+  const map = vertexMapOf(model);
+  if (isIdentityMap(map)) return x;
+  const y = new Float64Array(3 * map.nVertices);
+  vertexPositions(map, x, y);
+  return y;
+}
 
 /** The model's DOF-to-vertex map (the identity when it has none). */
 export function vertexMapOf(model: Model): VertexMap {

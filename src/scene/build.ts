@@ -7,13 +7,14 @@ import type { PotentialTerm } from '../energies/potential.js';
 import { Springs } from '../energies/springs.js';
 import { SquaredLengthSprings } from '../energies/squared-springs.js';
 import { BarrierPotential } from '../contact/barrier-potential.js';
+import { MappedTerm } from '../contact/mapped-term.js';
 import { buildCollisionMesh, type CollisionGroupInput, type ContactPlane } from '../contact/collision-mesh.js';
 import { boxGrid, stairsSurface } from '../mesh/generators.js';
 import { extractSurface } from '../mesh/surface.js';
 import { sortTetsSpatially, type TetMesh, type TriSurface } from '../mesh/tet-mesh.js';
 import { affineBodyLayout, rigidVelocity, type AffineBodyLayout } from '../model/affine-body.js';
 import type { BodyInfo, ConstraintMotion, ContactModel, Model, ObstacleMesh } from '../model/model.js';
-import type { VertexMap } from '../model/vertex-map.js';
+import { isIdentityMap, vertexPositions, type VertexMap } from '../model/vertex-map.js';
 import { SceneError, contactSchema, type BodyDef, type Obstacle, type Region, type Scene } from './schema.js';
 
 type Vec3 = [number, number, number];
@@ -151,9 +152,10 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
   let contact: ContactModel | undefined;
   if (scene.contact || scene.obstacles.length > 0) {
     const i = defs.findIndex((d) => d.kind === 'affine');
-    if (i >= 0) throw new SceneError(`bodies[${i}].kind: affine bodies do not take part in contact yet; this scene has contact (obstacles or a 'contact' section)`);
-    contact = buildContact(scene, defs, built, bodies, obstacleTriangles, nNodes, rest, constrained);
-    terms.push(contact.barrier);
+    if (i >= 0 && scene.contact?.adaptiveKappa) throw new SceneError(`contact.adaptiveKappa: not available with affine bodies (bodies[${i}]) yet; give a fixed contact.kappa`);
+    contact = buildContact(scene, defs, built, bodies, obstacleTriangles, mapped.map, rest, constrained);
+    // The barrier acts on vertex positions; with affine bodies through the vertex map (contact/mapped-term.ts).
+    terms.push(isIdentityMap(mapped.map) ? contact.barrier : new MappedTerm(contact.barrier, mapped.map));
   }
   const surface = new Uint32Array(surfaces.reduce((s, a) => s + a.length, 0));
   let o = 0;
@@ -250,10 +252,12 @@ function buildContact(
   built: BuiltBody[],
   bodies: BodyInfo[],
   obstacleTriangles: (Uint32Array | null)[],
-  nNodes: number,
+  map: VertexMap,
   rest: Float64Array,
   constrained: Uint8Array,
 ): ContactModel {
+  // The collision system lives on vertices (the nodes themselves without affine bodies).
+  const nVertices = map.nVertices;
   const settings = scene.contact ?? contactSchema.parse({}); // obstacles without a contact section: the defaults
   const groups: CollisionGroupInput[] = [];
   let offset = 0;
@@ -270,7 +274,7 @@ function buildContact(
       triangles: bodies[bi].surface,
       points: isParticles ? Uint32Array.from({ length: n }, (_, i) => offset + i) : undefined,
     });
-    offset += n;
+    if (!b.affine) offset += n;
   });
   const planes: ContactPlane[] = [];
   scene.obstacles.forEach((o, oi) => {
@@ -284,10 +288,12 @@ function buildContact(
       groups.push({ name: o.name, kind: 'obstacle', friction, selfContact: false, triangles: obstacleTriangles[oi]! });
     }
   });
-  const fixedNodes = new Uint8Array(nNodes);
-  for (let i = 0; i < nNodes; i++) fixedNodes[i] = constrained[3 * i] & constrained[3 * i + 1] & constrained[3 * i + 2];
-  const mesh = buildCollisionMesh(nNodes, groups, planes, fixedNodes);
-  const barrier = new BarrierPotential(mesh, rest, { kappa: settings.kappa, dhat: settings.dhat, hessian: settings.barrierHessian });
+  const fixedNodes = new Uint8Array(nVertices);
+  for (let i = 0; i < map.identityCount; i++) fixedNodes[i] = constrained[3 * i] & constrained[3 * i + 1] & constrained[3 * i + 2];
+  const mesh = buildCollisionMesh(nVertices, groups, planes, fixedNodes);
+  const restVertices = new Float64Array(3 * nVertices);
+  vertexPositions(map, rest, restVertices);
+  const barrier = new BarrierPotential(mesh, restVertices, { kappa: settings.kappa, dhat: settings.dhat, hessian: settings.barrierHessian });
   const hasFriction = groups.some((g) => g.friction > 0) && (planes.some((p) => p.friction > 0) || groups.length > 1 || groups.some((g) => g.friction > 0 && g.selfContact));
   return { mesh, barrier, frictionVelocity: settings.frictionVelocity, hasFriction, adaptiveKappa: settings.adaptiveKappa };
 }

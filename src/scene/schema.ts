@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { integratorNames } from '../integrators/registry.js';
+import { DEFAULT_THREADS, MAX_THREADS } from '../solver/threads.js';
 
 /**
  * The scene format (JSON). Every field is documented here with its default; `vivace scenes --schema` prints this
@@ -321,6 +322,13 @@ export const sceneSchema = z.strictObject({
       maxNewtonIterations: z.number().int().positive().default(100),
       cgTolerance: positive.default(1e-4).describe('PCG relative residual'),
       projectPsd: z.boolean().default(true),
+      threads: z
+        .number()
+        .int()
+        .min(1)
+        .max(MAX_THREADS)
+        .default(DEFAULT_THREADS)
+        .describe('threads of the element loops (energy, gradient, Hessian of each body of at least 1000 tets per thread); results are the same to the bit for any count'),
     })
     .prefault({}),
   contact: contactSchema.optional().describe('IPC contact; on when given or when there are obstacles'),

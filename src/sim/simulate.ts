@@ -6,7 +6,8 @@ import { newCounters, type IntegratorParams, type IntegratorState } from '../int
 import { checkParams, findIntegrator } from '../integrators/registry.js';
 import { createLinearSolver, type LinearSolverName } from '../math/linear-solver.js';
 import { countInvertedTets } from '../mesh/tet-mesh.js';
-import type { Model } from '../model/model.js';
+import { DEFAULT_THREADS, threadPoolFor } from '../solver/threads.js';
+import { contactPositions, type Model } from '../model/model.js';
 import type { RunSummary, StepRecord } from './records.js';
 
 export interface SolverOptions {
@@ -18,6 +19,8 @@ export interface SolverOptions {
   /** PCG relative residual tolerance. */
   cgTolerance: number;
   projectPsd: boolean;
+  /** Threads of the element loops (default DEFAULT_THREADS); results are the same to the bit for any count. */
+  threads?: number;
 }
 
 export const defaultSolverOptions: SolverOptions = {
@@ -26,6 +29,7 @@ export const defaultSolverOptions: SolverOptions = {
   maxNewtonIterations: 100,
   cgTolerance: 1e-4,
   projectPsd: true,
+  threads: DEFAULT_THREADS,
 };
 
 export interface RunOptions {
@@ -141,6 +145,17 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
  * value is simulate()'s result.
  */
 export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObserver = {}): Generator<number, RunResult, boolean | undefined> {
+  // The element loops run on the host's worker threads (none in a browser); the terms let go of them at the end.
+  const pool = threadPoolFor(opts.solver.threads ?? DEFAULT_THREADS);
+  for (const term of model.terms) term.useThreads?.(pool);
+  try {
+    return yield* runSteps(model, opts, observer);
+  } finally {
+    for (const term of model.terms) term.useThreads?.(null);
+  }
+}
+
+function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Generator<number, RunResult, boolean | undefined> {
   if (!(opts.h > 0) || !Number.isFinite(opts.h)) throw new Error(`time step must be a positive number (got ${opts.h})`);
   if (!(opts.duration >= 0)) throw new Error(`duration must be >= 0 (got ${opts.duration})`);
   const spec = findIntegrator(opts.integrator);
@@ -177,7 +192,7 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
 
   const record = (step: number, alpha: number, newton: number, linear: number, wallMs: number, dissipated: number, frictionLoss: number, warning?: string): StepRecord => {
     const p = energyByName(model.terms, state.x, potentials);
-    const contact = model.contact ? model.contact.barrier.activeContacts(state.x, null) : { count: 0, minDistance: NaN };
+    const contact = model.contact ? model.contact.barrier.activeContacts(contactPositions(model, state.x), null) : { count: 0, minDistance: NaN };
     const k = dyn.kinetic(state.v);
     const momentum: [number, number, number] = [0, 0, 0];
     const angular: [number, number, number] = [0, 0, 0];
@@ -220,11 +235,11 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
 
   const contactChecks = model.contact ? (opts.contactChecks ?? 'frames') : 'off';
   const checkContact = (x: Float64Array): void => {
-    const hit = findIntersection(model.contact!.mesh, x);
+    const hit = findIntersection(model.contact!.mesh, contactPositions(model, x));
     if (hit) throw new Error(`contact invariant violated: ${hit.message}`);
   };
   if (model.contact) {
-    const hit = findIntersection(model.contact.mesh, state.x);
+    const hit = findIntersection(model.contact.mesh, contactPositions(model, state.x));
     if (hit) throw new Error(`the ${resume ? 'checkpoint' : 'initial'} state intersects: ${hit.message}`);
   }
   // A resumed run starts from its checkpoint's record; the initial energies and totals come from the checkpoint.
