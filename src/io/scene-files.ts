@@ -12,12 +12,12 @@ import { fileURLToPath } from 'node:url';
 import type { IntegratorParams } from '../integrators/integrator.js';
 import { checkParams, findIntegrator, integratorNames } from '../integrators/registry.js';
 import { LINEAR_SOLVER_NAMES, type LinearSolverName } from '../math/linear-solver.js';
-import type { TetMesh, TriSurface } from '../mesh/tet-mesh.js';
-import type { MeshObstacle, MeshResolver } from '../scene/build.js';
+import type { TriSurface } from '../mesh/tet-mesh.js';
+import type { MeshObstacle, MeshResolver, ResolvedMesh } from '../scene/build.js';
 import { parseScene, SceneError, sceneSchema, SURFACE_MESH_FORMATS, type Scene } from '../scene/schema.js';
 import { checkSceneParams } from '../scene/validate.js';
 import { findParametricScene, formatSceneParams, makeParametricScene, parametricSceneNames, SceneParamError, type SceneParameter, type SceneParams } from '../scene/parametric.js';
-import { MeshFileError, readTetgen, tetgenPaths } from './mesh-files.js';
+import { MeshFileError, readObj, readTetgen, tetgenPaths } from './mesh-files.js';
 import { readSurfaceMesh, readTetMesh, tetMeshKind, unsupportedMeshFormat } from './mesh-import.js';
 
 /** Root of the package (where scenes/ and data/ live), found from this module so the CWD does not matter. */
@@ -314,7 +314,7 @@ export function meshResolver(baseDir: string, meshDir = BUILTIN_MESH_DIR): MeshR
 }
 
 function bodyMeshResolver(baseDir: string, meshDir: string): MeshResolver {
-  return (body, index): TetMesh => {
+  return (body, index): ResolvedMesh => {
     const where = `bodies[${index}].mesh`;
     const mesh = body.mesh;
     if (mesh.type === 'file') {
@@ -325,6 +325,13 @@ function bodyMeshResolver(baseDir: string, meshDir: string): MeshResolver {
       const missing = needed.filter((p) => !existsSync(p));
       if (missing.length) throw new SceneError(`${where}.path: mesh file ${missing.join(' and ')} not found (path '${mesh.path}' is relative to ${baseDir})`);
       return readMeshFile(() => readTetMesh(path), `${where}.path`);
+    }
+    if (mesh.type === 'shell' && mesh.shape.type === 'file') {
+      const file = mesh.shape.path;
+      const path = isAbsolute(file) ? file : resolve(baseDir, file);
+      if (!/\.obj$/i.test(path)) throw new SceneError(`${where}.shape.path: ${JSON.stringify(file)}: a shell is read from an OBJ surface (.obj)`);
+      if (!existsSync(path)) throw new SceneError(`${where}.shape.path: surface file ${path} not found (path '${file}' is relative to ${baseDir})`);
+      return readMeshFile(() => ({ ...readObj(path), tets: new Uint32Array(0) }), `${where}.shape.path`);
     }
     if (mesh.type === 'builtin') {
       const nodePath = join(meshDir, `${mesh.name}.node.gz`);
