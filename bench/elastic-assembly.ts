@@ -3,12 +3,13 @@
  * repetitions alternate between two states, as successive Newton iterations do, so per-tet caches (the corotated
  * SVD) are used the way a solve uses them: the energy at a new point, then gradient and Hessian at the same point.
  * Run: npx tsx bench/elastic-assembly.ts [model ...] [--grid NX,NY,NZ ...] [--threads N]
- * With --threads N > 1 the loops run on N threads (worker_threads); the times are then wall ms as well as CPU ms
- * (CPU adds up over the threads).
+ * With --threads N > 1 the loops run on N threads (worker_threads); CPU ms then add up over the threads, and the
+ * main thread's own CPU ms (the critical path, mean over the repetitions) and wall ms say what threads gain.
  * (default: all models; grids 10x10x10 and 20x20x10 cells, 6 tets each = 6000 and 24000 tets). Times one model
  * per run for the numbers a one-material simulation sees: several models in one process make the element loop's
  * material calls polymorphic.
  */
+import { readFileSync } from 'node:fs';
 import { ElasticTets } from '../src/energies/elastic-tets.js';
 import { MATERIAL_MODELS, createMaterial, type MaterialModel } from '../src/energies/materials.js';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
@@ -47,6 +48,17 @@ function boxGrid(nx: number, ny: number, nz: number): { X: Float64Array; tets: U
 function cpuMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
+}
+
+/** CPU ms of the main thread alone (Linux /proc, 10 ms ticks): the critical path when worker threads help. */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
 }
 
 function median(a: number[]): number {
@@ -104,7 +116,9 @@ for (const [nx, ny, nz] of grids) {
     const wall: number[] = [];
     const parts = { energy: [] as number[], gradient: [] as number[], hessian: [] as number[] };
     if (term.countInverted(x) > 0 || term.countInverted(xOther) > 0) throw new Error('bench state has inverted tets');
+    let mainStart = 0;
     for (let rep = 0; rep < 40; rep++) {
+      if (rep === 5) mainStart = mainThreadCpuMs();
       const x = states[rep % 2];
       const w0 = performance.now();
       const t0 = cpuMs();
@@ -125,8 +139,9 @@ for (const [nx, ny, nz] of grids) {
         parts.hessian.push(t3 - t2);
       }
     }
+    const mainPerRep = (mainThreadCpuMs() - mainStart) / 35;
     console.log(
-      `  ${model.padEnd(19)} ${term.threadCount} thread(s): wall ${stats(wall)} ms, CPU ${stats(times)} ms; energy ${stats(parts.energy)}, ` +
+      `  ${model.padEnd(19)} ${term.threadCount} thread(s): wall ${stats(wall)} ms, CPU ${stats(times)} ms, main thread CPU ${mainPerRep.toFixed(1)} ms (mean); energy ${stats(parts.energy)}, ` +
         `gradient ${stats(parts.gradient)}, projected Hessian incl. zeroing ${stats(parts.hessian)}`,
     );
   }

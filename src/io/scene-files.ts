@@ -12,13 +12,13 @@ import { fileURLToPath } from 'node:url';
 import type { IntegratorParams } from '../integrators/integrator.js';
 import { checkParams, findIntegrator, integratorNames } from '../integrators/registry.js';
 import { LINEAR_SOLVER_NAMES, type LinearSolverName } from '../math/linear-solver.js';
-import type { TetMesh } from '../mesh/tet-mesh.js';
-import type { MeshResolver } from '../scene/build.js';
-import { parseScene, SceneError, sceneSchema, type Scene } from '../scene/schema.js';
+import type { TriSurface } from '../mesh/tet-mesh.js';
+import type { MeshObstacle, MeshResolver, ResolvedMesh } from '../scene/build.js';
+import { parseScene, SceneError, sceneSchema, SURFACE_MESH_FORMATS, type Scene } from '../scene/schema.js';
 import { checkSceneParams } from '../scene/validate.js';
 import { findParametricScene, formatSceneParams, makeParametricScene, parametricSceneNames, SceneParamError, type SceneParameter, type SceneParams } from '../scene/parametric.js';
-import { MeshFileError, readTetgen, tetgenPaths } from './mesh-files.js';
-import { readTetMesh, tetMeshKind, unsupportedMeshFormat } from './mesh-import.js';
+import { MeshFileError, readObj, readTetgen, tetgenPaths } from './mesh-files.js';
+import { readSurfaceMesh, readTetMesh, tetMeshKind, unsupportedMeshFormat } from './mesh-import.js';
 
 /** Root of the package (where scenes/ and data/ live), found from this module so the CWD does not matter. */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -303,7 +303,18 @@ export function findJsonSyntaxError(text: string): { offset: number; message: st
 
 /** Loads 'file' meshes relative to baseDir and 'builtin' meshes from data/meshes of the package. */
 export function meshResolver(baseDir: string, meshDir = BUILTIN_MESH_DIR): MeshResolver {
-  return (body, index): TetMesh => {
+  const surface = (obstacle: MeshObstacle, index: number): TriSurface => {
+    const where = `obstacles[${index}].path`;
+    const path = isAbsolute(obstacle.path) ? obstacle.path : resolve(baseDir, obstacle.path);
+    if (!/\.(obj|stl)(\.gz)?$/i.test(path)) throw new SceneError(`${where}: ${JSON.stringify(obstacle.path)}: expected a triangle surface, ${SURFACE_MESH_FORMATS.join(' or ')}, by its extension`);
+    if (!existsSync(path)) throw new SceneError(`${where}: mesh file ${path} not found (path '${obstacle.path}' is relative to ${baseDir})`);
+    return readMeshFile(() => readSurfaceMesh(path), where);
+  };
+  return Object.assign(bodyMeshResolver(baseDir, meshDir), { surface });
+}
+
+function bodyMeshResolver(baseDir: string, meshDir: string): MeshResolver {
+  return (body, index): ResolvedMesh => {
     const where = `bodies[${index}].mesh`;
     const mesh = body.mesh;
     if (mesh.type === 'file') {
@@ -314,6 +325,13 @@ export function meshResolver(baseDir: string, meshDir = BUILTIN_MESH_DIR): MeshR
       const missing = needed.filter((p) => !existsSync(p));
       if (missing.length) throw new SceneError(`${where}.path: mesh file ${missing.join(' and ')} not found (path '${mesh.path}' is relative to ${baseDir})`);
       return readMeshFile(() => readTetMesh(path), `${where}.path`);
+    }
+    if (mesh.type === 'shell' && mesh.shape.type === 'file') {
+      const file = mesh.shape.path;
+      const path = isAbsolute(file) ? file : resolve(baseDir, file);
+      if (!/\.obj$/i.test(path)) throw new SceneError(`${where}.shape.path: ${JSON.stringify(file)}: a shell is read from an OBJ surface (.obj)`);
+      if (!existsSync(path)) throw new SceneError(`${where}.shape.path: surface file ${path} not found (path '${file}' is relative to ${baseDir})`);
+      return readMeshFile(() => ({ ...readObj(path), tets: new Uint32Array(0) }), `${where}.shape.path`);
     }
     if (mesh.type === 'builtin') {
       const nodePath = join(meshDir, `${mesh.name}.node.gz`);
@@ -326,7 +344,7 @@ export function meshResolver(baseDir: string, meshDir = BUILTIN_MESH_DIR): MeshR
   };
 }
 
-function readMeshFile(read: () => TetMesh, where: string): TetMesh {
+function readMeshFile<T>(read: () => T, where: string): T {
   try {
     return read();
   } catch (err) {

@@ -10,8 +10,11 @@ import { BarrierPotential } from '../contact/barrier-potential.js';
 import { MappedTerm } from '../contact/mapped-term.js';
 import { buildCollisionMesh, type CollisionGroupInput, type ContactPlane } from '../contact/collision-mesh.js';
 import { boxGrid, stairsSurface, torusSurface } from '../mesh/generators.js';
+import { generateShellShape } from '../mesh/shell-shapes.js';
+import { ShellBending, plateBendingStiffness } from '../energies/shell-bending.js';
+import { MEMBRANE_MODELS, ShellMembrane, lumpedShellMass, type MembraneModel } from '../energies/shell-membrane.js';
 import { extractSurface } from '../mesh/surface.js';
-import { sortTetsSpatially, type TetMesh } from '../mesh/tet-mesh.js';
+import { sortTetsSpatially, type TetMesh, type TriSurface } from '../mesh/tet-mesh.js';
 import { affineBodyLayout, rigidVelocity, type AffineBodyLayout } from '../model/affine-body.js';
 import type { BodyInfo, ConstraintMotion, ContactModel, Model, ObstacleMesh } from '../model/model.js';
 import { isIdentityMap, vertexPositions, type VertexMap } from '../model/vertex-map.js';
@@ -19,8 +22,16 @@ import { SceneError, contactSchema, type BodyDef, type Obstacle, type Region, ty
 
 type Vec3 = [number, number, number];
 
-/** Loads the tet mesh of a body whose mesh is a file or a shipped mesh (I/O lives outside the core). */
-export type MeshResolver = (body: BodyDef, index: number) => TetMesh;
+/** A `mesh` obstacle of a scene (its triangles come from a file). */
+export type MeshObstacle = Extract<Obstacle, { type: 'mesh' }>;
+
+/**
+ * Loads the mesh of a body whose mesh is a file or a shipped mesh (I/O lives outside the core): a tet mesh, or for a
+ * shell read from a surface file its triangles (and no tets). Its optional `surface` loads the triangles of a `mesh`
+ * obstacle (obstacles[index]) in the file's coordinates.
+ */
+export type MeshResolver = ((body: BodyDef, index: number) => ResolvedMesh) & { surface?: (obstacle: MeshObstacle, index: number) => TriSurface };
+export type ResolvedMesh = TetMesh & { triangles?: Uint32Array };
 
 const noFiles: MeshResolver = (body, index) => {
   throw new SceneError(`bodies[${index}].mesh: '${body.mesh.type}' meshes need a mesh loader (runScene of 'vivace' reads them in Node; simulateScene takes a 'meshes' function)`);
@@ -36,6 +47,8 @@ interface BuiltBody {
   springs: { kind: 'hookean' | 'squared-length'; pairs: Uint32Array; stiffness: Float64Array; rest: Float64Array }[];
   /** A chain's bar segments (node pairs, cross-section areas, rest lengths). */
   segments?: { pairs: Uint32Array; area: Float64Array; rest: Float64Array };
+  /** A thin shell's triangles (body-local node ids) and its thickness and bending modulus. */
+  shell?: { triangles: Uint32Array; thickness: number; bendingModulus: number };
   fixed: Uint8Array; // per node
   moving: { nodes: number[]; velocity: Vec3 }[];
   material?: Scene['bodies'][number]['material'];
@@ -47,7 +60,7 @@ interface BuiltBody {
 export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): Model {
   const defs = expandRepeats(scene.bodies);
   const built = defs.map((body, i) => buildBody(body, i, resolveMesh));
-  const obstacleMeshes = scene.obstacles.map((o) => obstacleSurface(o));
+  const obstacleMeshes = scene.obstacles.map((o, oi) => obstacleSurface(o, oi, resolveMesh));
   // Node layout: the deformable bodies' nodes, the obstacles' nodes, then 4 nodes per affine body. Vertices (what
   // surfaces index, model/vertex-map.ts): the same as nodes up to the affine nodes, then the affine bodies' surface
   // vertices, mapped; without affine bodies the map is the identity.
@@ -105,6 +118,7 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
       if (tets.length > 0) terms.push(new ElasticTets(rest, tets, material, defs[bi].name ?? `body ${bi}`));
       if (b.segments) terms.push(new BarSegments(shift(b.segments.pairs, offset), b.segments.area, b.segments.rest, material));
     }
+    if (b.shell) terms.push(...shellTerms(b, shift(b.shell.triangles, offset), rest, bi, defs[bi].name ?? `body ${bi}`));
     for (const group of b.springs) {
       if (group.pairs.length === 0) continue;
       const Term = group.kind === 'hookean' ? Springs : SquaredLengthSprings;
@@ -190,6 +204,19 @@ function mappedVertices(affine: BuiltBody[], realNodes: number): { map: VertexMa
   return { map: { nVertices: realNodes + count, identityCount: realNodes, start, nodes, weights }, firstVertex };
 }
 
+/** The membrane and (unless its bending modulus is 0) the bending term of a shell body, on global node ids. */
+function shellTerms(b: BuiltBody, triangles: Uint32Array, rest: Float64Array, bi: number, label: string): PotentialTerm[] {
+  const material = b.material;
+  if (!material) throw new SceneError(`bodies[${bi}].material: required for a 'shell' mesh (its membrane's model, youngsModulus and poissonRatio)`);
+  if (!(MEMBRANE_MODELS as readonly string[]).includes(material.model)) {
+    throw new SceneError(`bodies[${bi}].material.model: a shell's membrane is ${MEMBRANE_MODELS.map((m) => `'${m}'`).join(' or ')}, not '${material.model}'`);
+  }
+  const { thickness, bendingModulus } = b.shell!;
+  const terms: PotentialTerm[] = [new ShellMembrane(rest, triangles, material.model as MembraneModel, material.youngsModulus, material.poissonRatio, thickness, label)];
+  if (bendingModulus > 0) terms.push(new ShellBending(rest, triangles, plateBendingStiffness(bendingModulus, material.poissonRatio, thickness) / 2, label));
+  return terms;
+}
+
 /** buildModel for a front end: any failure comes from the input (mesh files, regions, materials), so it is a SceneError. */
 export function buildSceneModel(scene: Scene, resolveMesh?: MeshResolver): Model {
   try {
@@ -229,7 +256,14 @@ function expandRepeats(bodies: readonly BodyDef[]): BodyDef[] {
   return out;
 }
 
-function obstacleSurface(o: Obstacle): { positions: Float64Array; triangles: Uint32Array } | null {
+function obstacleSurface(o: Obstacle, index: number, resolveMesh: MeshResolver): { positions: Float64Array; triangles: Uint32Array } | null {
+  if (o.type === 'mesh') {
+    if (!resolveMesh.surface) throw new SceneError(`obstacles[${index}].path: a 'mesh' obstacle is read from a file, which needs a mesh loader (runScene of 'vivace' and vivace run read it in Node)`);
+    const surface = resolveMesh.surface(o, index);
+    const positions = new Float64Array(surface.positions);
+    applyTransform(positions, o.transform);
+    return { positions, triangles: surface.triangles };
+  }
   if (o.type === 'stairs') return stairsSurface(o.steps, o.stepHeight, o.stepDepth, o.width, o.origin as Vec3);
   return null;
 }
@@ -257,7 +291,7 @@ function buildContact(
     const isParticles = def.mesh.type === 'particles' || def.mesh.type === 'chain';
     groups.push({
       name: bodies[bi].name,
-      kind: isParticles ? 'particles' : 'body',
+      kind: isParticles ? 'particles' : def.mesh.type === 'shell' ? 'shell' : 'body',
       friction: def.friction ?? settings.friction,
       selfContact: def.selfContact ?? settings.selfContact,
       triangles: bodies[bi].surface,
@@ -301,6 +335,7 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
   const springs: BuiltBody['springs'] = [];
   let segments: BuiltBody['segments'];
   let torusTriangles: Uint32Array | undefined;
+  let shellTriangles: Uint32Array | undefined;
   const mesh = def.mesh;
   if (mesh.type === 'particles') {
     if (mesh.masses.length !== mesh.positions.length) {
@@ -319,6 +354,12 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     positions = new Float64Array(3 * (mesh.cells + 1));
     for (let i = 0; i <= mesh.cells; i++) positions[3 * i] = (mesh.length * i) / mesh.cells;
     mass = new Float64Array(mesh.cells + 1);
+  } else if (mesh.type === 'shell') {
+    const surface = mesh.shape.type === 'file' ? resolveMesh(def, index) : generateShellShape(mesh.shape);
+    if (!surface.triangles || surface.triangles.length === 0) throw new SceneError(`${where}.mesh.shape: the shell has no triangles`);
+    positions = new Float64Array(surface.positions);
+    shellTriangles = surface.triangles;
+    mass = new Float64Array(positions.length / 3);
   } else {
     const tm = mesh.type === 'box' ? boxGrid(mesh.size, mesh.cells, { tetsPerCell: mesh.tetsPerCell }) : resolveMesh(def, index);
     positions = new Float64Array(tm.positions);
@@ -331,6 +372,13 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
   if (tets.length > 0) {
     if (!def.material) throw new SceneError(`${where}.material: required for a '${mesh.type}' mesh`);
     lumpedMass(positions, tets, def.material.density, mass);
+  }
+  let shell: BuiltBody['shell'];
+  if (mesh.type === 'shell' && shellTriangles) {
+    const density = mesh.areaDensity ?? (def.material ? def.material.density * mesh.thickness : undefined);
+    if (density === undefined) throw new SceneError(`${where}.material: required for a 'shell' mesh`);
+    lumpedShellMass(positions, shellTriangles, density, mass);
+    shell = { triangles: shellTriangles, thickness: mesh.thickness, bendingModulus: mesh.bendingModulus ?? def.material?.youngsModulus ?? 0 };
   }
   if (mesh.type === 'chain') {
     if (!def.material) throw new SceneError(`${where}.material: required for a 'chain' mesh`);
@@ -366,7 +414,7 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     for (const i of nodes) fixed[i] = 1;
   });
   const moving = def.moving.map((m, mi) => ({ nodes: selectRegion(m.region, x0, `${where}.moving[${mi}].region`), velocity: m.velocity as Vec3 }));
-  const surface = tets.length > 0 ? extractSurface({ positions: rest, tets }).triangles : (torusTriangles ?? new Uint32Array(0));
+  const surface = tets.length > 0 ? extractSurface({ positions: rest, tets }).triangles : (torusTriangles ?? shellTriangles ?? new Uint32Array(0));
   const affine = def.kind === 'affine' ? affineBody(def, where, rest, surface, fixed.some((f) => f === 1)) : undefined;
   return {
     info: { name: def.name ?? `body ${index}`, tets, surface },
@@ -376,6 +424,7 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     mass,
     springs,
     segments,
+    shell,
     fixed,
     moving,
     material: def.material,
@@ -386,7 +435,7 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
 /** An affine body of the body's (transformed) mesh: what it cannot have is reported by field. */
 function affineBody(def: BodyDef, where: string, positions: Float64Array, surface: Uint32Array, held: boolean): BuiltBody['affine'] {
   const not = (field: string, why: string) => new SceneError(`${where}.${field}: an affine body ${why}`);
-  if (def.mesh.type === 'particles' || def.mesh.type === 'chain') throw not('kind', `needs a closed surface; a '${def.mesh.type}' mesh has none`);
+  if (def.mesh.type === 'particles' || def.mesh.type === 'chain' || def.mesh.type === 'shell') throw not('kind', `needs a closed surface; a '${def.mesh.type}' mesh has none`);
   if (!def.material) throw new SceneError(`${where}.material: required for an affine body (density for its mass, youngsModulus for its stiffness)`);
   if (def.moving.length > 0) throw not('moving', 'has no nodes to move (its DOFs are a translation and a matrix)');
   if (def.lockAxes.length > 0) throw not('lockAxes', 'has no nodes whose coordinates could be locked');

@@ -111,6 +111,30 @@ export const regionSchema = z.union(
   { error: 'expected a region: { "box": { "min": [x, y, z], "max": [x, y, z] } } or { "nodes": [whole numbers >= 0] }' },
 );
 
+/** The flat shapes a shell may be generated as (x-z plane, y = 0, before the body's transform). */
+export const shellShapeSchema = byType([
+  z.strictObject({
+    type: z.literal('rectangle'),
+    size: z.tuple([positive, positive]).describe('extent along x and z (m), corner at the origin'),
+    cells: z.tuple([cellCount, cellCount]).describe('cells along x and z, two right triangles each (diagonals alternating)'),
+  }),
+  z.strictObject({
+    type: z.literal('disc'),
+    radius: positive.describe('m, centred at the origin'),
+    rings: cellCount.describe('concentric rings of nodes, ring k holding 6 k nodes: 1 + 3 rings (rings + 1) nodes, 6 rings^2 triangles'),
+  }),
+  z.strictObject({
+    type: z.literal('polygon'),
+    sides: z.number().int().min(3).describe('corners of the regular polygon (one on +x)'),
+    radius: positive.describe('circumradius (m), centred at the origin'),
+    rings: cellCount.describe('nested copies of the outline, copy k with k nodes per side'),
+  }),
+  z.strictObject({
+    type: z.literal('file'),
+    path: z.string().min(1).describe('an OBJ surface (v and f lines; polygons fan-triangulated), relative to the scene file; a manifold triangle mesh'),
+  }),
+]);
+
 export const meshSchema = byType([
   z
     .strictObject({
@@ -170,6 +194,17 @@ export const meshSchema = byType([
       "cross-section area A (m^2, not scaled by transform): each segment stores A L psi(diag(s, 1, 1)) of the body's material (stretch s along it, lateral stretches held at 1: a block with y and z locked whose cross-sections move as one) and gives density A L / 2 to each end node",
     ),
   }),
+  z.strictObject({
+    type: z.literal('shell'),
+    shape: shellShapeSchema,
+    thickness: positive.describe('slab thickness t (m): membrane energy t A psi, bending stiffness from E t^3'),
+    areaDensity: positive.optional().describe('kg/m^2 (lumped, a third of each triangle to each corner); default material.density * thickness'),
+    bendingModulus: z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe("bending Young's modulus E_b (Pa) of the discrete-shells hinges, D = E_b t^3 / (12 (1 - nu^2)); default material.youngsModulus; 0 = a membrane without bending"),
+  }),
 ]);
 
 export const materialSchema = z.strictObject({
@@ -178,6 +213,20 @@ export const materialSchema = z.strictObject({
   poissonRatio: z.number().gt(-1).lt(0.5).default(0.3),
   density: positive.default(1000).describe('kg/m^3'),
 });
+
+/** Placement of a mesh read or generated in its own coordinates (bodies and mesh obstacles). */
+export const transformSchema = z
+  .strictObject({
+    height: positive.optional().describe('uniform scale so that the mesh bounding box is this tall (y), applied first'),
+    scale: positive.default(1).describe('uniform scale (after height)'),
+    rotate: z.strictObject({ axis: direction, degrees: z.number() }).optional().describe('rotation about the origin, after scaling'),
+    center: z.boolean().default(false).describe('move the bounding-box centre to the origin before rotate/translate'),
+    translate: vec3.default([0, 0, 0]),
+  })
+  .prefault({});
+
+/** The triangle-surface file formats a `mesh` obstacle may be in (mesh-files.ts reads them; errors and docs list them). */
+export const SURFACE_MESH_FORMATS = ['Wavefront .obj', 'STL .stl (ASCII or binary)'] as const;
 
 /** How a body's mesh moves: its own nodes (FEM tets, particles, chains), or as one affine body of 12 DOFs. */
 export const BODY_KINDS = ['deformable', 'affine'] as const;
@@ -191,16 +240,8 @@ export const bodySchema = z.strictObject({
     .describe(
       "'deformable': the mesh's nodes are the DOFs; 'affine': the body moves as x = A X + p (Lan et al. 2022, Affine Body Dynamics; 12 DOFs, mass from the mesh's closed surface, near-rigid through the orthogonality potential with kappa = material.youngsModulus); `fixed` then holds the whole body when its regions select any node; no moving, lockAxes, deform or velocity.ramp",
     ),
-  transform: z
-    .strictObject({
-      height: positive.optional().describe('uniform scale so that the mesh bounding box is this tall (y), applied first'),
-      scale: positive.default(1).describe('uniform scale (after height)'),
-      rotate: z.strictObject({ axis: direction, degrees: z.number() }).optional().describe('rotation about the origin, after scaling'),
-      center: z.boolean().default(false).describe('move the bounding-box centre to the origin before rotate/translate'),
-      translate: vec3.default([0, 0, 0]),
-    })
-    .prefault({}),
-  material: materialSchema.optional().describe('required for tet meshes'),
+  transform: transformSchema,
+  material: materialSchema.optional().describe("required for tet meshes, chains and shells (a shell's membrane: 'neo-hookean' or 'stvk', plane stress)"),
   deform: z
     .strictObject({
       axis: direction.describe('long axis of the body; s in [0, 1] runs along it over the body'),
@@ -255,6 +296,13 @@ export const obstacleSchema = byType([
     width: positive.describe('extent along z (m)'),
     origin: vec3.default([0, 0, 0]).describe('back-bottom corner: the highest step starts at x = origin.x, the bottom riser ends at y = origin.y'),
     friction: z.number().nonnegative().optional(),
+  }),
+  z.strictObject({
+    type: z.literal('mesh'),
+    name: z.string().default('mesh'),
+    path: z.string().min(1).describe(`a triangle surface, ${SURFACE_MESH_FORMATS.join(' or ')} (optionally .gz), relative to the scene file`),
+    transform: transformSchema.describe('placement of the file\'s triangles, as for bodies'),
+    friction: z.number().nonnegative().optional().describe('friction coefficient (default contact.friction)'),
   }),
 ]);
 
@@ -363,6 +411,7 @@ export type SceneInput = z.input<typeof sceneSchema>;
 export type Scene = z.output<typeof sceneSchema>;
 export type BodyDef = z.output<typeof bodySchema>;
 export type Region = z.output<typeof regionSchema>;
+export type ShellShape = z.output<typeof shellShapeSchema>;
 export type Obstacle = z.output<typeof obstacleSchema>;
 export type ContactSettings = z.output<typeof contactSchema>;
 
