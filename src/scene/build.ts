@@ -289,7 +289,7 @@ function buildContact(
     const isParticles = def.mesh.type === 'particles' || def.mesh.type === 'chain';
     groups.push({
       name: bodies[bi].name,
-      kind: isParticles ? 'particles' : 'body',
+      kind: isParticles ? 'particles' : def.mesh.type === 'shell' ? 'shell' : 'body',
       friction: def.friction ?? settings.friction,
       selfContact: def.selfContact ?? settings.selfContact,
       triangles: bodies[bi].surface,
