@@ -18,6 +18,7 @@ import { buildModel } from '../src/scene/build.js';
 import { MeshFileError } from '../src/io/mesh-files.js';
 import { readSurfaceMesh } from '../src/io/mesh-import.js';
 import { tetVolume } from '../src/energies/elastic-tets.js';
+import { bodyGroups } from '../web/shared/body-groups.js';
 import { parseObjFrame } from '../web/shared/obj-frame.js';
 import { runCli } from './helpers.js';
 
@@ -180,7 +181,13 @@ test('a box on a 20 degree ramp read from an OBJ file: friction 0.6 holds it, fr
   const vtu = readFileSync(join(out, 'frames', 'frame_00030.vtu'), 'utf8');
   const types = /Name="types" format="ascii">([^<]*)</.exec(vtu)![1].split(' ');
   assert.equal(types.filter((t) => t === '5').length, 8, 'the ramp as 8 VTK_TRIANGLE cells');
-  assert.equal(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')).effectiveScene.obstacles[0].type, 'mesh', 'the viewer reads the obstacle names from the summary');
+  // The viewer takes the names of the scene's non-plane obstacles from summary.json and draws their groups grey.
+  const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+  const obstacleNames = summary.effectiveScene.obstacles.filter((o: { type: string }) => o.type !== 'plane').map((o: { name: string }) => o.name);
+  assert.deepEqual(obstacleNames, ['ramp']);
+  const drawn = bodyGroups(obj.positions.length / 3, obj.triangles, obj.groups, obstacleNames);
+  assert.deepEqual(drawn.names, ['box', 'ramp']);
+  assert.deepEqual(drawn.obstacle, [false, true]);
 });
 
 test('mesh obstacles: a missing file, a bad OBJ line, another format and no file loader are refused naming the field', async () => {
