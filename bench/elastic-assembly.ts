@@ -1,13 +1,20 @@
 /**
- * Times one Newton iteration's elastic assembly (energy + gradient + projected Hessian) on box grids.
- * Run: npx tsx bench/elastic-assembly.ts [model ...] [--grid NX,NY,NZ ...]
+ * Times one Newton iteration's elastic assembly (energy + gradient + projected Hessian) on box grids. Successive
+ * repetitions alternate between two states, as successive Newton iterations do, so per-tet caches (the corotated
+ * SVD) are used the way a solve uses them: the energy at a new point, then gradient and Hessian at the same point.
+ * Run: npx tsx bench/elastic-assembly.ts [model ...] [--grid NX,NY,NZ ...] [--threads N]
+ * With --threads N > 1 the loops run on N threads (worker_threads); CPU ms then add up over the threads, and the
+ * main thread's own CPU ms (the critical path, mean over the repetitions) and wall ms say what threads gain.
  * (default: all models; grids 10x10x10 and 20x20x10 cells, 6 tets each = 6000 and 24000 tets). Times one model
  * per run for the numbers a one-material simulation sees: several models in one process make the element loop's
  * material calls polymorphic.
  */
+import { readFileSync } from 'node:fs';
 import { ElasticTets } from '../src/energies/elastic-tets.js';
 import { MATERIAL_MODELS, createMaterial, type MaterialModel } from '../src/energies/materials.js';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import '../src/sim/node-threads.js';
+import { threadPoolFor } from '../src/solver/threads.js';
 
 /** Unit-spaced grid of nx x ny x nz cells, 6 Kuhn tets per cell, positively oriented. */
 function boxGrid(nx: number, ny: number, nz: number): { X: Float64Array; tets: Uint32Array } {
@@ -37,21 +44,40 @@ function boxGrid(nx: number, ny: number, nz: number): { X: Float64Array; tets: U
   return { X, tets: Uint32Array.from(tets) };
 }
 
+/** CPU milliseconds of this process (the machine is shared: wall time counts other processes' work). */
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/** CPU ms of the main thread alone (Linux /proc, 10 ms ticks): the critical path when worker threads help. */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
 function median(a: number[]): number {
   const s = [...a].sort((p, q) => p - q);
   return s[Math.floor(s.length / 2)];
 }
 
-/** Median and minimum: the machine may be shared, and the minimum is the least disturbed run. */
+/** Median and minimum (CPU ms): the machine may be shared, and the minimum is the least disturbed run. */
 function stats(a: number[]): string {
   return `${median(a).toFixed(2)} (min ${Math.min(...a).toFixed(2)})`;
 }
 
 const grids: [number, number, number][] = [];
 const models: MaterialModel[] = [];
+let threads = 1;
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) {
-  if (args[i] === '--grid') {
+  if (args[i] === '--threads') threads = Number(args[++i]);
+  else if (args[i] === '--grid') {
     const [nx, ny, nz] = args[++i].split(',').map(Number);
     grids.push([nx, ny, nz]);
   } else if ((MATERIAL_MODELS as readonly string[]).includes(args[i])) models.push(args[i] as MaterialModel);
@@ -75,36 +101,47 @@ for (const [nx, ny, nz] of grids) {
     x[3 * n + 1] = s * X[3 * n] + c * X[3 * n + 1] + 0.001 * rand();
     x[3 * n + 2] = 0.8 * z + 0.001 * rand();
   }
+  const xOther = Float64Array.from(x, (v) => v + 0.0002 * rand());
+  const states = [x, xOther];
   console.log(`grid ${nx}x${ny}x${nz}: ${tets.length / 4} tets, ${X.length / 3} nodes`);
   for (const model of models) {
     const term = new ElasticTets(X, tets, createMaterial(model, { youngsModulus: 1e5, poissonRatio: 0.4 }));
+    term.useThreads(threadPoolFor(threads));
     const builder = new PatternBuilder(X.length / 3);
     term.addPattern(builder);
     const H = new BsrMatrix(builder.build());
     term.bindPattern(H);
     const g = new Float64Array(x.length);
     const times: number[] = [];
+    const wall: number[] = [];
     const parts = { energy: [] as number[], gradient: [] as number[], hessian: [] as number[] };
-    if (term.countInverted(x) > 0) throw new Error('bench state has inverted tets');
+    if (term.countInverted(x) > 0 || term.countInverted(xOther) > 0) throw new Error('bench state has inverted tets');
+    let mainStart = 0;
     for (let rep = 0; rep < 40; rep++) {
-      const t0 = performance.now();
+      if (rep === 5) mainStart = mainThreadCpuMs();
+      const x = states[rep % 2];
+      const w0 = performance.now();
+      const t0 = cpuMs();
       term.energy(x);
-      const t1 = performance.now();
+      const t1 = cpuMs();
       g.fill(0);
       term.addGradient(x, 1, g);
-      const t2 = performance.now();
+      const t2 = cpuMs();
       H.zero();
       term.addHessian(x, 1, H, true);
-      const t3 = performance.now();
+      const t3 = cpuMs();
+      const w3 = performance.now();
       if (rep >= 5) {
         times.push(t3 - t0);
+        wall.push(w3 - w0);
         parts.energy.push(t1 - t0);
         parts.gradient.push(t2 - t1);
         parts.hessian.push(t3 - t2);
       }
     }
+    const mainPerRep = (mainThreadCpuMs() - mainStart) / 35;
     console.log(
-      `  ${model.padEnd(19)} total ${stats(times)} ms; energy ${stats(parts.energy)}, ` +
+      `  ${model.padEnd(19)} ${term.threadCount} thread(s): wall ${stats(wall)} ms, CPU ${stats(times)} ms, main thread CPU ${mainPerRep.toFixed(1)} ms (mean); energy ${stats(parts.energy)}, ` +
         `gradient ${stats(parts.gradient)}, projected Hessian incl. zeroing ${stats(parts.hessian)}`,
     );
   }

@@ -8,7 +8,7 @@ export { simulateScene, type SceneRun, type SimulateSceneOptions, type StepCallb
 export { validateScene } from './scene/validate.js';
 export { SceneError, type Scene, type SceneInput } from './scene/schema.js';
 export { buildModel, type MeshResolver } from './scene/build.js';
-export { toRunOptions } from './scene/run-options.js';
+export { DEFAULT_FRAME_FORMAT, FRAME_FORMATS, toRunOptions, type FrameFormat } from './scene/run-options.js';
 export { simulate, simulateSteps, frameInterval, INTERRUPTED, type RunObserver, type RunOptions, type RunResult, type SolverOptions } from './sim/simulate.js';
 export type { RunSummary, StepRecord } from './sim/records.js';
 export { frameGeometry } from './sim/frame-geometry.js';

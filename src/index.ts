@@ -4,6 +4,8 @@
  */
 
 export * from './core.js';
+// Worker threads for the element loops (solver.threads): Node's worker_threads.
+import './sim/node-threads.js';
 export { loadScene, runScene, type LoadSceneOptions, type RunSceneOptions, type SceneRunWithOutputs } from './api/run-scene.js';
 export { listScenes, meshResolver, OverrideError, type LoadedScene, type SceneListing } from './io/scene-files.js';
 export type { RunOutputPaths } from './io/run-output.js';

@@ -72,8 +72,9 @@ test('run oscillator --duration 1 writes metrics.csv (11 rows), summary.json, en
   assert.equal(frames[0], 'frame_00000.obj');
   assert.equal(frames[10], 'frame_00010.obj');
   const first = readFileSync(join(dir, 'frames', 'frame_00000.obj'), 'utf8').trim().split('\n');
-  assert.equal(first.length, 2, 'two particles, no faces');
-  assert.deepEqual(first[0].split(/\s+/).slice(1).map(Number), [1, 0, 0]);
+  assert.deepEqual(first, [first[0], first[1], first[2], 'o particle'], 'time comment, two particles, their group without faces');
+  assert.equal(first[0], '# vivace frame 0 t = 0');
+  assert.deepEqual(first[1].split(/\s+/).slice(1).map(Number), [1, 0, 0]);
 });
 
 test('bad flags and bad scene files exit with code 2, name the culprit and create no output folder', async () => {

@@ -152,7 +152,7 @@ test('RunOutput creates the folder lazily, streams whole CSV lines, writes frame
 
   const obs = out.observer;
   obs.step!(record(0));
-  obs.frame!(0, 0, model.x0);
+  obs.frame!(0, 0, model.x0, model.v0);
   obs.step!(record(1, { warning: 'midpoint x = 2z - x_n, inverted "tet" 4' }));
   // Flushed line by line (flushBytes: 1): the file already holds the header and two whole rows.
   const partial = readFileSync(join(dir, 'metrics.csv'), 'utf8');
@@ -161,7 +161,7 @@ test('RunOutput creates the folder lazily, streams whole CSV lines, writes frame
   const moved = new Float64Array(model.x0);
   moved[0] = 1.5;
   obs.step!(record(2));
-  obs.frame!(1, 0.2, moved);
+  obs.frame!(1, 0.2, moved, model.v0);
   const paths = await out.finish(fakeSummary(2));
 
   const rows = parseCsv(readFileSync(paths.metrics, 'utf8'));
@@ -209,7 +209,7 @@ test('RunOutput clears only its own files from an existing folder', async () => 
   const out = new RunOutput(dir, model, fakeOptions());
   out.observer.step!(record(0));
   assert.equal(existsSync(join(dir, 'summary.json')), false, 'a stale summary must not survive the start of a new run');
-  out.observer.frame!(0, 0, model.x0);
+  out.observer.frame!(0, 0, model.x0, model.v0);
   await out.finish(fakeSummary(0, 'step 1 (t = 0.1 s): boom'));
   assert.equal(readFileSync(join(dir, 'notes.txt'), 'utf8'), 'mine');
   assert.ok(existsSync(join(dir, 'other')));
@@ -228,7 +228,7 @@ test('tet frames hold the closed surface only (interior nodes dropped, faces ren
   assert.equal(model.nNodes, 27);
   const out = new RunOutput(join(tmp, 'cube'), model, toRunOptions(scene));
   out.observer.step!(record(0));
-  out.observer.frame!(0, 0, model.x0);
+  out.observer.frame!(0, 0, model.x0, model.v0);
   const paths = await out.finish(fakeSummary(0));
   const surf = parseObj(readFileSync(join(paths.frames, 'frame_00000.obj'), 'utf8'));
   const nv = surf.positions.length / 3;

@@ -11,6 +11,7 @@ import { prepareScene, workLimits } from '../io/prepare-scene.js';
 import { RunOutput, type RunOutputPaths } from '../io/run-output.js';
 import { loadScene as loadSceneFile, type LoadedScene } from '../io/scene-files.js';
 import type { SceneParams } from '../scene/parametric.js';
+import { FRAME_FORMATS, type FrameFormat } from '../scene/run-options.js';
 import { SceneError, type Scene, type SceneInput } from '../scene/schema.js';
 import { validateScene } from '../scene/validate.js';
 import { WorkError } from '../scene/work-estimate.js';
@@ -50,6 +51,8 @@ export interface RunSceneOptions extends StepCallbacks, LoadSceneOptions {
   solver?: Partial<Scene['solver']>;
   /** Write the outputs of `vivace run` into this folder: metrics.csv, frames/, energy.svg, summary.json. */
   out?: string;
+  /** The frame files written into `out`: 'obj', 'vtu' (with frames.pvd) or 'both' (default DEFAULT_FRAME_FORMAT, 'obj'). */
+  frames?: FrameFormat;
   /** Ends the run after the step in progress once aborted, as onStep returning false does. */
   signal?: AbortSignal;
   /** Refuse a run of more steps (default 1,000,000). */
@@ -85,6 +88,9 @@ export async function runScene(scene: string | SceneInput | LoadedScene, options
     }
     throw err;
   }
+  if (options.frames !== undefined && !FRAME_FORMATS.includes(options.frames)) {
+    throw new SceneError(`frames: expected one of ${FRAME_FORMATS.map((f) => `'${f}'`).join(', ')}, got ${JSON.stringify(options.frames)}`);
+  }
   const outDir = options.out === undefined ? undefined : resolve(options.out);
   if (outDir) {
     try {
@@ -93,7 +99,7 @@ export async function runScene(scene: string | SceneInput | LoadedScene, options
       throw err instanceof OutputDirError ? new SceneError(`out: ${err.message}`) : err;
     }
   }
-  const output = outDir ? new RunOutput(outDir, prepared.model, prepared.options, { scene: prepared.scene, source: prepared.source }) : undefined;
+  const output = outDir ? new RunOutput(outDir, prepared.model, prepared.options, { scene: prepared.scene, source: prepared.source, frames: options.frames }) : undefined;
   const run = startCallbackRun(prepared.model, prepared.options, options, output?.observer);
   let result;
   try {

@@ -19,8 +19,8 @@ export interface StepCallbacks {
    * step, as a complete run ends: the summary says `stopped: 'interrupted'`.
    */
   onStep?: (record: StepRecord) => boolean | void;
-  /** Called at every output frame (the scene's frameRate; frame 0 is the initial state). `x` is live: copy what you keep. */
-  onFrame?: (frame: number, t: number, x: Float64Array) => void;
+  /** Every output frame (the scene's frameRate; frame 0 is the initial state): x and v are live, copy what you keep. */
+  onFrame?: (frame: number, t: number, x: Float64Array, v: Float64Array) => void;
   /** Keep every step's record in the result's `metrics` (default true; false for very long runs). */
   keepMetrics?: boolean;
 }
@@ -68,9 +68,9 @@ export function startCallbackRun(model: Model, options: RunOptions, callbacks: S
       if (keep) metrics.push(record);
       if (callbacks.onStep?.(record) === false) stopRequested = true;
     },
-    frame(index, t, x) {
-      writer.frame?.(index, t, x);
-      callbacks.onFrame?.(index, t, x);
+    frame(index, t, x, v) {
+      writer.frame?.(index, t, x, v);
+      callbacks.onFrame?.(index, t, x, v);
     },
   };
   return {

@@ -10,8 +10,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { MeshFileError } from '../io/mesh-files.js';
+import '../sim/node-threads.js';
 import { listScenes, PACKAGE_ROOT } from '../io/scene-files.js';
 import { describeRange } from '../scene/parametric.js';
+import { DEFAULT_FRAME_FORMAT, FRAME_FORMATS } from '../scene/run-options.js';
 import { bytes, WORK_LIMITS } from '../scene/work-estimate.js';
 import { SceneError } from '../scene/schema.js';
 import { collectParam, collectSceneParam, parseDuration, parseList, parsePositive, parsePositiveInt, parseTimeStep, UsageError } from './args.js';
@@ -36,6 +38,7 @@ function addRunOptions(cmd: Command): Command {
     .addOption(new Option('--linear <solver>', 'linear solver of the Newton steps (default: the scene\'s)').choices(['auto', 'pcg', 'ldlt', 'ldlt-lagged']))
     .option('--tol <x>', 'Newton tolerance: stop when |dx|_inf <= tol * h (default: the scene\'s, 0.01)', parsePositive)
     .option('--frame-rate <f>', 'output frames per second (default: the scene\'s frameRate)', parsePositive)
+    .addOption(new Option('--frames <format>', `frame files: obj (what vivace view plays), vtu (ParaView, with frames.pvd) or both (default: ${DEFAULT_FRAME_FORMAT})`).choices(FRAME_FORMATS))
     .option('--quiet', 'no progress display and no summary')
     .option('--strict', 'exit with code 3 when a step ended at the Newton iteration limit (not converged to --tol)')
     .option('--max-steps <n>', `refuse a run of more steps than this (default ${WORK_LIMITS.steps.toLocaleString('en-US')})`, parsePositiveInt)

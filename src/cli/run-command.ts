@@ -11,10 +11,12 @@ import type { Model } from '../model/model.js';
 import { clearCompareOutputs, compareReportMarkdown, runStatus, writeCompareOutputs, type CompareEntry } from '../io/compare-report.js';
 import { readCheckpoint, writeCheckpoint } from '../io/checkpoint.js';
 import { checkOutputDir, OutputDirError } from '../io/output-dir.js';
-import { CHECKPOINT_FILE, ENERGY_PLOT_FILE, FRAMES_DIR, frameName, METRICS_FILE, RunOutput, SUMMARY_FILE, type EnergySeries, type RunOutputPaths } from '../io/run-output.js';
+import { frameExtensions, frameFileName, PVD_FILE } from '../io/frame-files.js';
+import { CHECKPOINT_FILE, ENERGY_PLOT_FILE, FRAMES_DIR, METRICS_FILE, RunOutput, SUMMARY_FILE, type EnergySeries, type RunOutputPaths } from '../io/run-output.js';
 import { checkSceneWork, readOnceMeshes, workLimits } from '../io/prepare-scene.js';
 import { applyOverrides, loadScene, OverrideError, toRunOptions, type LoadedScene, type SceneOverrides } from '../io/scene-files.js';
 import { SceneParamError, type SceneParams } from '../scene/parametric.js';
+import { DEFAULT_FRAME_FORMAT, type FrameFormat } from '../scene/run-options.js';
 import { buildSceneModel, type MeshResolver } from '../scene/build.js';
 import { SceneError, type Scene } from '../scene/schema.js';
 import { WorkError } from '../scene/work-estimate.js';
@@ -39,6 +41,8 @@ export interface PreparedRun {
   model: Model;
   options: RunOptions;
   outDir: string;
+  /** Frame files to write (--frames). */
+  frames?: FrameFormat;
 }
 
 /** Applies the overrides, naming the flag in the error when one is bad. */
@@ -114,6 +118,8 @@ export interface RunOutcome {
   newtonLimit: number;
   /** Where the last checkpoint was written, when checkpointing. */
   checkpoint?: { step: number; file: string };
+  /** The frame files written. */
+  frameFormat: FrameFormat;
 }
 
 /**
@@ -123,7 +129,7 @@ export interface RunOutcome {
  * `stop` has seen a signal, the run ends after the step in progress (summary `stopped: "interrupted"`).
  */
 export async function executeRun(run: PreparedRun, io: CliIo, opts: { quiet?: boolean; label?: string; checkpointEvery?: number; stop?: StopWatch } = {}): Promise<RunOutcome> {
-  const output = new RunOutput(run.outDir, run.model, run.options, { scene: run.scene, source: run.source });
+  const output = new RunOutput(run.outDir, run.model, run.options, { scene: run.scene, source: run.source, frames: run.frames });
   const resume = run.options.resume;
   if (resume) {
     try {
@@ -161,7 +167,7 @@ export async function executeRun(run: PreparedRun, io: CliIo, opts: { quiet?: bo
     progress.stop();
   }
   const paths = await output.finish(result.summary);
-  return { summary: result.summary, paths, series: output.energySeries(), frames: output.frames, newtonLimit: run.options.solver.maxNewtonIterations, checkpoint };
+  return { summary: result.summary, paths, series: output.energySeries(), frames: output.frames, newtonLimit: run.options.solver.maxNewtonIterations, checkpoint, frameFormat: run.frames ?? DEFAULT_FRAME_FORMAT };
 }
 
 function shortPath(p: string, cwd: string): string {
@@ -186,7 +192,8 @@ export function runSummaryText(outcome: RunOutcome, cwd = process.cwd()): string
     `outputs in ${shortPath(p.dir, cwd)}:`,
     `  ${METRICS_FILE.padEnd(13)} ${shortPath(p.metrics, cwd)}`,
     `  ${ENERGY_PLOT_FILE.padEnd(13)} ${shortPath(p.plot, cwd)}`,
-    `  ${(FRAMES_DIR + '/').padEnd(13)} ${shortPath(p.frames, cwd)} (${outcome.frames} OBJ frames)`,
+    `  ${(FRAMES_DIR + '/').padEnd(13)} ${shortPath(p.frames, cwd)} (${outcome.frames} ${frameExtensions(outcome.frameFormat).join(' + ').toUpperCase()} frames)`,
+    ...(p.pvd ? [`  ${PVD_FILE.padEnd(13)} ${shortPath(p.pvd, cwd)} (ParaView: the VTU frames with their times)`] : []),
     `  ${SUMMARY_FILE.padEnd(13)} ${shortPath(p.summary, cwd)}`,
     '',
   ].join('\n');
@@ -215,6 +222,8 @@ export interface RunFlags {
   linear?: 'auto' | LinearSolverName;
   tol?: number;
   frameRate?: number;
+  /** Frame files: obj, vtu or both. */
+  frames?: FrameFormat;
   quiet?: boolean;
   /** --scene-param values of a parametric scene. */
   sceneParam?: SceneParams;
@@ -253,6 +262,7 @@ async function withStopSignals<T>(io: CliIo, body: (stop: StopWatch) => Promise<
  */
 export async function runCommand(sceneArg: string, flags: RunFlags, io: CliIo, cwd = process.cwd()): Promise<number> {
   const run = prepareRun(sceneArg, overridesOf(flags), flags.out, cwd, flags.sceneParam, flags);
+  run.frames = flags.frames;
   if ((flags.resume || flags.checkpointEvery !== undefined) && !findIntegrator(run.options.integrator).resumable?.(run.options.params)) {
     throw new UsageError(`${flags.resume ? '--resume' : '--checkpoint-every'}: integrator '${run.options.integrator}' keeps history between steps, so it has no checkpoints (implicit-euler, a-1 and a-search without sparse have)`);
   }
@@ -289,7 +299,7 @@ function loadResumeCheckpoint(run: PreparedRun): RunCheckpoint {
   try {
     const checkpoint = readCheckpoint(file);
     checkCheckpoint(checkpoint, run.model, run.options);
-    checkFramesKept(join(run.outDir, FRAMES_DIR), checkpoint.frames);
+    for (const ext of frameExtensions(run.frames ?? DEFAULT_FRAME_FORMAT)) checkFramesKept(join(run.outDir, FRAMES_DIR), checkpoint.frames, ext);
     return checkpoint;
   } catch (err) {
     throw new UsageError(`--resume: ${file}: ${(err as Error).message.replace(`${file}: `, '')}`);
@@ -297,7 +307,8 @@ function loadResumeCheckpoint(run: PreparedRun): RunCheckpoint {
 }
 
 /** Resuming appends frames: the `count` frames written before the checkpoint must all be there, or the run would have a gap. */
-function checkFramesKept(framesDir: string, count: number): void {
+function checkFramesKept(framesDir: string, count: number, ext: 'obj' | 'vtu'): void {
+  const frameName = (i: number) => frameFileName(i, ext);
   const present = new Set(existsSync(framesDir) ? readdirSync(framesDir) : []);
   const missing: number[] = [];
   for (let i = 0; i < count; i++) if (!present.has(frameName(i))) missing.push(i);
@@ -340,7 +351,7 @@ export async function compareCommand(sceneArg: string, flags: CompareFlags, io: 
       entries.push(entry);
       const model = firstModel ?? buildSceneModel(scene, meshes);
       firstModel = undefined;
-      const run: PreparedRun = { scene, source: loaded.source, model, options: toRunOptions(scene), outDir: join(outDir, name) };
+      const run: PreparedRun = { scene, source: loaded.source, model, options: toRunOptions(scene), outDir: join(outDir, name), frames: flags.frames };
       let limitNote = '';
       try {
         const outcome = await executeRun(run, io, { quiet: flags.quiet, label: `[${i + 1}/${scenes.length}] ${name}`, stop });

@@ -12,6 +12,9 @@ import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
 import type { PotentialTerm } from './potential.js';
 import { HessianEigensystem, type Material } from './materials.js';
 import { det3, inverse3 } from '../math/small.js';
+import { svd3, type Svd3Factors } from '../math/svd3.js';
+import { newThreadTermId, rangeBound, type ThreadMessage, type ThreadPool } from '../solver/threads.js';
+import { materialFromLame, type MaterialModel } from './materials.js';
 import { tetVolume } from '../mesh/tet-mesh.js';
 
 // Signed volume det(Ds)/6 of a tet, re-exported for callers that work with this term.
@@ -22,6 +25,17 @@ export const INVERSION_STEP_FRACTION = 0.8;
 /** A tet counts as degenerate when its volume is below this times (longest edge)^3 (a regular tet has 0.118). */
 const DEGENERATE_VOLUME_RATIO = 1e-12;
 const SQRT1_2 = Math.SQRT1_2;
+/** A body is split over threads only with at least this many tets per thread (a hand-over costs tens of us). */
+export const THREADED_MIN_TETS = 1000;
+/**
+ * The calling thread's range, as a fraction of an equal share: it also sums and scatters every tet's results into
+ * the gradient or the Hessian (about a fifth of the work of computing them, for the Hessian).
+ */
+const CALLER_SHARE = 0.8;
+/** The `kind` of ElasticTets' messages to worker threads. */
+export const ELASTIC_TETS_THREAD_KIND = 'elastic-tets';
+/** Per-tet entry of the SVD cache: F (9), then U (9), V (9) and sigma (3) of svd3(F). */
+const FRAME_STRIDE = 30;
 
 /**
  * Adds density * V_e / 4 to each node of each tet. `out` holds per-node masses (length n) or per-DOF masses
@@ -45,19 +59,29 @@ export function lumpedMass(X: Float64Array, tets: Uint32Array, density: number, 
   }
 }
 
-export class ElasticTets implements PotentialTerm {
-  readonly name = 'elastic';
-  readonly tetCount: number;
-  /** Rest volume per tet. */
-  readonly restVolume: Float64Array;
+/** The per-tet arrays of a body's elasticity: those a worker thread needs (constant ones are copied, the rest shared). */
+interface TetArrays {
+  tets: Uint32Array;
   /** Dm^{-1} per tet, 9 entries row-major. */
-  private readonly dmInverse: Float64Array;
-  /** Bsr slots of the 16 blocks (a, b) of each tet, 16 per tet, row-major in (a, b). */
-  private readonly slots: Int32Array;
-  private slotsPatternId = -1;
+  dmInverse: Float64Array;
+  /** Rest volume per tet. */
+  restVolume: Float64Array;
+  /**
+   * For materials whose stress needs the SVD (corotated): each tet's last decomposition and the F it was taken at
+   * (FRAME_STRIDE per tet; empty otherwise). The line search's energy at the accepted point, the gradient and the
+   * Hessian there all see the same F, so one SVD per tet serves the whole Newton iteration. A cache hit needs F
+   * equal to the bit, which makes the reuse exact: svd3 is a function of F alone.
+   */
+  frameCache: Float64Array;
+}
 
-  // Scratch (no allocation in element loops).
-  private readonly F = new Float64Array(9);
+/**
+ * The per-tet arithmetic of ElasticTets: F, the SVD cache, the energy density, the nodal forces and the stiffness.
+ * The calling thread and the worker threads run this same code on the same arrays, which is what makes a threaded
+ * loop give the numbers of a single thread. Scratch only: no allocation per tet.
+ */
+class TetKernel {
+  readonly F = new Float64Array(9);
   private readonly P = new Float64Array(9);
   private readonly eigensystem = new HessianEigensystem();
   /** Dm^{-1} v_j per column j of V. */
@@ -65,73 +89,25 @@ export class ElasticTets implements PotentialTerm {
   /** Up to nine directions on nodes 1-3 (9 entries each) and the Hessian applied to them. */
   private readonly G = new Float64Array(81);
   private readonly Y = new Float64Array(81);
-  /** Stiffness of nodes 1-3 (9x9). */
-  private readonly K = new Float64Array(81);
-  private readonly nodeList = new Uint32Array(4);
+  /** The SVD of this.F (filled by principalFrame), in the eigensystem's own arrays so the Hessian copies nothing. */
+  private readonly frame: Svd3Factors = { U: this.eigensystem.U, sigma: this.eigensystem.sigma, V: this.eigensystem.V };
+  private readonly cached: boolean;
 
   constructor(
-    restPositions: Float64Array,
-    readonly tets: Uint32Array,
+    readonly arrays: TetArrays,
     readonly material: Material,
-    /** Names the body in error messages. */
-    readonly label = 'elastic body',
   ) {
-    if (tets.length % 4 !== 0)
-      throw new Error(`ElasticTets (${label}): tets has length ${tets.length}, not a multiple of 4`);
-    const nodeCount = restPositions.length / 3;
-    this.tetCount = tets.length / 4;
-    this.restVolume = new Float64Array(this.tetCount);
-    this.dmInverse = new Float64Array(9 * this.tetCount);
-    this.slots = new Int32Array(16 * this.tetCount);
-    const X = restPositions;
-    const Dm = new Float64Array(9);
-    const inv = new Float64Array(9);
-    for (let e = 0; e < this.tetCount; e++) {
-      for (let a = 0; a < 4; a++) {
-        const i = tets[4 * e + a];
-        if (i >= nodeCount)
-          throw new Error(`ElasticTets (${label}): tet ${e} refers to node ${i}, but there are ${nodeCount}`);
-      }
-      const i0 = 3 * tets[4 * e];
-      let longest = 0;
-      for (let k = 0; k < 3; k++) {
-        const ik = 3 * tets[4 * e + k + 1];
-        for (let r = 0; r < 3; r++) Dm[3 * r + k] = X[ik + r] - X[i0 + r];
-      }
-      for (let a = 0; a < 4; a++)
-        for (let b = a + 1; b < 4; b++) {
-          const ia = 3 * tets[4 * e + a];
-          const ib = 3 * tets[4 * e + b];
-          const dx = X[ia] - X[ib];
-          const dy = X[ia + 1] - X[ib + 1];
-          const dz = X[ia + 2] - X[ib + 2];
-          longest = Math.max(longest, Math.sqrt(dx * dx + dy * dy + dz * dz));
-        }
-      const volume = det3(Dm) / 6;
-      if (!(volume > 0))
-        throw new Error(
-          `ElasticTets (${label}): ${this.describeTet(e)} has rest volume ${volume} <= 0 ` +
-            '(inverted orientation or flat); orient tets so that det[x1-x0, x2-x0, x3-x0] > 0',
-        );
-      if (volume < DEGENERATE_VOLUME_RATIO * longest * longest * longest)
-        throw new Error(
-          `ElasticTets (${label}): ${this.describeTet(e)} is degenerate: ` +
-            `rest volume ${volume} for longest edge ${longest}`,
-        );
-      inverse3(Dm, inv);
-      this.dmInverse.set(inv, 9 * e);
-      this.restVolume[e] = volume;
-    }
+    this.cached = material.stressUsesSvd;
   }
 
   /** F of tet e at positions x into this.F; returns det F. */
-  private deformationGradient(x: Float64Array, e: number): number {
-    const t = this.tets;
+  deformationGradient(x: Float64Array, e: number): number {
+    const t = this.arrays.tets;
     const i0 = 3 * t[4 * e];
     const i1 = 3 * t[4 * e + 1];
     const i2 = 3 * t[4 * e + 2];
     const i3 = 3 * t[4 * e + 3];
-    const D = this.dmInverse;
+    const D = this.arrays.dmInverse;
     const o = 9 * e;
     const F = this.F;
     for (let r = 0; r < 3; r++) {
@@ -146,103 +122,117 @@ export class ElasticTets implements PotentialTerm {
     return det3(F);
   }
 
-  private describeTet(e: number): string {
-    return `tet ${e} (nodes ${Array.from(this.tets.subarray(4 * e, 4 * e + 4)).join(', ')})`;
-  }
-
-  private inversionError(e: number, J: number, where: string): Error {
-    return new Error(
-      `ElasticTets.${where} (${this.label}): ${this.describeTet(e)} is inverted (det F = ${J}); ` +
-        `the ${this.material.model} energy is infinite there (the line search must filter steps with maxStep)`,
-    );
-  }
-
-  energy(x: Float64Array): number {
-    const material = this.material;
-    let total = 0;
-    for (let e = 0; e < this.tetCount; e++) {
-      this.deformationGradient(x, e);
-      total += this.restVolume[e] * material.energyDensity(this.F);
-    }
-    return total;
-  }
-
-  addGradient(x: Float64Array, scale: number, g: Float64Array): void {
-    const material = this.material;
-    const checkInversion = material.blocksInversion;
-    const t = this.tets;
-    const D = this.dmInverse;
-    const P = this.P;
-    for (let e = 0; e < this.tetCount; e++) {
-      const J = this.deformationGradient(x, e);
-      if (checkInversion && !(J > 0)) throw this.inversionError(e, J, 'addGradient');
-      material.firstPiola(this.F, P);
-      const w = scale * this.restVolume[e];
-      const o = 9 * e;
-      const i0 = 3 * t[4 * e];
-      const i1 = 3 * t[4 * e + 1];
-      const i2 = 3 * t[4 * e + 2];
-      const i3 = 3 * t[4 * e + 3];
-      for (let r = 0; r < 3; r++) {
-        const p0 = w * P[3 * r];
-        const p1 = w * P[3 * r + 1];
-        const p2 = w * P[3 * r + 2];
-        // (P Dm^{-T})_{r,k} is the force on node k+1.
-        const f1 = p0 * D[o] + p1 * D[o + 1] + p2 * D[o + 2];
-        const f2 = p0 * D[o + 3] + p1 * D[o + 4] + p2 * D[o + 5];
-        const f3 = p0 * D[o + 6] + p1 * D[o + 7] + p2 * D[o + 8];
-        g[i1 + r] += f1;
-        g[i2 + r] += f2;
-        g[i3 + r] += f3;
-        g[i0 + r] -= f1 + f2 + f3;
+  /** The SVD of this.F (tet e) into this.frame: from the cache when it holds this F, else computed and cached. */
+  private principalFrame(e: number): Svd3Factors {
+    const F = this.F;
+    const c = this.arrays.frameCache;
+    const o = FRAME_STRIDE * e;
+    const { U, sigma, V } = this.frame;
+    if (
+      c[o] === F[0] && c[o + 1] === F[1] && c[o + 2] === F[2] &&
+      c[o + 3] === F[3] && c[o + 4] === F[4] && c[o + 5] === F[5] &&
+      c[o + 6] === F[6] && c[o + 7] === F[7] && c[o + 8] === F[8]
+    ) {
+      for (let k = 0; k < 9; k++) {
+        U[k] = c[o + 9 + k];
+        V[k] = c[o + 18 + k];
       }
+      sigma[0] = c[o + 27];
+      sigma[1] = c[o + 28];
+      sigma[2] = c[o + 29];
+      return this.frame;
+    }
+    svd3(F, U, sigma, V);
+    for (let k = 0; k < 9; k++) {
+      c[o + k] = F[k];
+      c[o + 9 + k] = U[k];
+      c[o + 18 + k] = V[k];
+    }
+    c[o + 27] = sigma[0];
+    c[o + 28] = sigma[1];
+    c[o + 29] = sigma[2];
+    return this.frame;
+  }
+
+  /** psi(this.F) of tet e (after deformationGradient). */
+  energyDensity(e: number): number {
+    return this.cached ? this.material.energyDensity(this.F, this.principalFrame(e)) : this.material.energyDensity(this.F);
+  }
+
+  /**
+   * The forces w P Dm^{-T} of tet e (after deformationGradient) into out[o + 3r + k] for node k+1, coordinate r;
+   * node 0 gets minus the sum over k.
+   */
+  forces(e: number, w: number, out: Float64Array, o: number): void {
+    const P = this.P;
+    if (this.cached) this.material.firstPiola(this.F, P, this.principalFrame(e));
+    else this.material.firstPiola(this.F, P);
+    const D = this.arrays.dmInverse;
+    const d = 9 * e;
+    for (let r = 0; r < 3; r++) {
+      const p0 = w * P[3 * r];
+      const p1 = w * P[3 * r + 1];
+      const p2 = w * P[3 * r + 2];
+      out[o + 3 * r] = p0 * D[d] + p1 * D[d + 1] + p2 * D[d + 2];
+      out[o + 3 * r + 1] = p0 * D[d + 3] + p1 * D[d + 4] + p2 * D[d + 5];
+      out[o + 3 * r + 2] = p0 * D[d + 6] + p1 * D[d + 7] + p2 * D[d + 8];
     }
   }
 
-  addPattern(builder: PatternBuilder): void {
-    for (let e = 0; e < this.tetCount; e++) builder.addClique(this.tets.subarray(4 * e, 4 * e + 4));
-  }
-
-  bindPattern(H: BsrMatrix): void {
-    const pattern = H.pattern;
-    const nodes = this.nodeList;
-    for (let e = 0; e < this.tetCount; e++) {
-      for (let a = 0; a < 4; a++) nodes[a] = this.tets[4 * e + a];
-      pattern.elementSlots(nodes, this.slots, 16 * e);
-    }
-    this.slotsPatternId = pattern.id;
-  }
-
-  addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean): void {
-    if (this.slotsPatternId !== H.pattern.id) this.bindPattern(H);
-    const checkInversion = this.material.blocksInversion;
-    const Hv = H.values;
-    for (let e = 0; e < this.tetCount; e++) {
-      const J = this.deformationGradient(x, e);
-      if (checkInversion && !(J > 0)) throw this.inversionError(e, J, 'addHessian');
-      this.elementStiffness(e, projectPsd);
-      this.scatter(e, scale * this.restVolume[e], Hv);
+  /** V_e psi(F_e) into out[e] for the tets in [begin, end). */
+  energyRange(x: Float64Array, begin: number, end: number, out: Float64Array): void {
+    const volume = this.arrays.restVolume;
+    for (let e = begin; e < end; e++) {
+      this.deformationGradient(x, e);
+      out[e] = volume[e] * this.energyDensity(e);
     }
   }
 
   /**
+   * forces(e, scale V_e) into out[9e...] for the tets in [begin, end); returns the first tet inverted where the
+   * material forbids it (then stops), or -1.
+   */
+  forcesRange(x: Float64Array, begin: number, end: number, scale: number, out: Float64Array): number {
+    const checkInversion = this.material.blocksInversion;
+    const volume = this.arrays.restVolume;
+    for (let e = begin; e < end; e++) {
+      const J = this.deformationGradient(x, e);
+      if (checkInversion && !(J > 0)) return e;
+      this.forces(e, scale * volume[e], out, 9 * e);
+    }
+    return -1;
+  }
+
+  /** stiffness(e) into out[81e...] for the tets in [begin, end); returns the first inverted tet as forcesRange. */
+  stiffnessRange(x: Float64Array, begin: number, end: number, projectPsd: boolean, out: Float64Array): number {
+    const checkInversion = this.material.blocksInversion;
+    for (let e = begin; e < end; e++) {
+      const J = this.deformationGradient(x, e);
+      if (checkInversion && !(J > 0)) return e;
+      this.stiffness(e, projectPsd, out, 81 * e);
+    }
+    return -1;
+  }
+
+  /**
    * Stiffness of tet e's nodes 1-3 (9x9, entry (3k + r, 3l + s) couples node k+1 coordinate r with node l+1
-   * coordinate s) per unit volume, into this.K, from the material's eigensystem at this.F.
+   * coordinate s) per unit volume, into K[ko...ko + 81), from the material's eigensystem at this.F.
    *
    * A direction u v^T of F-space maps to the 9-vector u (x) w on nodes 1-3, w = Dm^{-1} v (entry 3k + r is
    * u_r w_k). The stiffness is sum_m g_m y_m^T over the directions g_m: the three scaling directions u_i (x) w_i
    * with y = (block g)_i, and the nonzero flips and twists (u_i (x) w_j +- u_j (x) w_i)/sqrt2 with y = value * g.
    */
-  private elementStiffness(e: number, projectPsd: boolean): void {
+  stiffness(e: number, projectPsd: boolean, K: Float64Array, ko: number): void {
     const es = this.eigensystem;
-    this.material.hessianEigensystem(this.F, projectPsd, es);
+    const material = this.material;
+    if (material.stressUsesSvd) material.hessianEigensystem(this.F, projectPsd, es, this.principalFrame(e));
+    else material.hessianEigensystem(this.F, projectPsd, es);
     const { U, V, block, pairs } = es;
-    const D = this.dmInverse;
+    const D = this.arrays.dmInverse;
     const o = 9 * e;
     const W = this.W;
     const G = this.G;
     const Y = this.Y;
-    const K = this.K;
     for (let j = 0; j < 3; j++) {
       const v0 = V[j];
       const v1 = V[3 + j];
@@ -298,15 +288,290 @@ export class ElasticTets implements PotentialTerm {
       }
       count++;
     }
-    symmetricOuterSum(G, Y, count, K);
+    symmetricOuterSum(G, Y, count, K, ko);
+  }
+
+}
+
+export class ElasticTets implements PotentialTerm {
+  readonly name = 'elastic';
+  readonly tetCount: number;
+  /** Rest volume per tet. */
+  readonly restVolume: Float64Array;
+  /** Bsr slots of the 16 blocks (a, b) of each tet, 16 per tet, row-major in (a, b). */
+  private readonly slots: Int32Array;
+  private slotsPatternId = -1;
+  private readonly arrays: TetArrays;
+  private kernel: TetKernel;
+  // Scratch (no allocation in element loops): one tet's forces and stiffness (nodes 1-3).
+  private readonly tetForces = new Float64Array(9);
+  private readonly K = new Float64Array(81);
+  private readonly nodeList = new Uint32Array(4);
+  /** Set by useThreads: the pool and the buffers shared with its workers. */
+  private threads: ThreadedTets | null = null;
+  /** The energy reduced by runThreaded. */
+  private energySum = 0;
+
+  constructor(
+    restPositions: Float64Array,
+    readonly tets: Uint32Array,
+    readonly material: Material,
+    /** Names the body in error messages. */
+    readonly label = 'elastic body',
+  ) {
+    if (tets.length % 4 !== 0)
+      throw new Error(`ElasticTets (${label}): tets has length ${tets.length}, not a multiple of 4`);
+    const nodeCount = restPositions.length / 3;
+    this.tetCount = tets.length / 4;
+    const restVolume = new Float64Array(this.tetCount);
+    const dmInverse = new Float64Array(9 * this.tetCount);
+    this.restVolume = restVolume;
+    this.slots = new Int32Array(16 * this.tetCount);
+    const frameCache = new Float64Array(material.stressUsesSvd ? FRAME_STRIDE * this.tetCount : 0).fill(NaN);
+    this.arrays = { tets, dmInverse, restVolume, frameCache };
+    this.kernel = new TetKernel(this.arrays, material);
+    const X = restPositions;
+    const Dm = new Float64Array(9);
+    const inv = new Float64Array(9);
+    for (let e = 0; e < this.tetCount; e++) {
+      for (let a = 0; a < 4; a++) {
+        const i = tets[4 * e + a];
+        if (i >= nodeCount)
+          throw new Error(`ElasticTets (${label}): tet ${e} refers to node ${i}, but there are ${nodeCount}`);
+      }
+      const i0 = 3 * tets[4 * e];
+      let longest = 0;
+      for (let k = 0; k < 3; k++) {
+        const ik = 3 * tets[4 * e + k + 1];
+        for (let r = 0; r < 3; r++) Dm[3 * r + k] = X[ik + r] - X[i0 + r];
+      }
+      for (let a = 0; a < 4; a++)
+        for (let b = a + 1; b < 4; b++) {
+          const ia = 3 * tets[4 * e + a];
+          const ib = 3 * tets[4 * e + b];
+          const dx = X[ia] - X[ib];
+          const dy = X[ia + 1] - X[ib + 1];
+          const dz = X[ia + 2] - X[ib + 2];
+          longest = Math.max(longest, Math.sqrt(dx * dx + dy * dy + dz * dz));
+        }
+      const volume = det3(Dm) / 6;
+      if (!(volume > 0))
+        throw new Error(
+          `ElasticTets (${label}): ${this.describeTet(e)} has rest volume ${volume} <= 0 ` +
+            '(inverted orientation or flat); orient tets so that det[x1-x0, x2-x0, x3-x0] > 0',
+        );
+      if (volume < DEGENERATE_VOLUME_RATIO * longest * longest * longest)
+        throw new Error(
+          `ElasticTets (${label}): ${this.describeTet(e)} is degenerate: ` +
+            `rest volume ${volume} for longest edge ${longest}`,
+        );
+      inverse3(Dm, inv);
+      dmInverse.set(inv, 9 * e);
+      restVolume[e] = volume;
+    }
+  }
+
+  private describeTet(e: number): string {
+    return `tet ${e} (nodes ${Array.from(this.tets.subarray(4 * e, 4 * e + 4)).join(', ')})`;
+  }
+
+  private inversionError(e: number, J: number, where: string): Error {
+    return new Error(
+      `ElasticTets.${where} (${this.label}): ${this.describeTet(e)} is inverted (det F = ${J}); ` +
+        `the ${this.material.model} energy is infinite there (the line search must filter steps with maxStep)`,
+    );
+  }
+
+  /** Threads the element loops run on (1 unless useThreads gave a pool and the body is large enough). */
+  get threadCount(): number {
+    return this.threads ? this.threads.pool.workers + 1 : 1;
   }
 
   /**
-   * Adds w * this.K into H: blocks (a, b) of nodes 1-3, then node 0's blocks from translation invariance:
-   * block (a, 0) is minus the row sum C_a = sum_b K(a, b), block (0, a) its transpose, block (0, 0) = sum_a C_a.
+   * Runs the element loops on `pool`'s workers besides the calling thread (null: on the calling thread only).
+   * Bodies under THREADED_MIN_TETS tets per thread stay on one thread (the hand-over would cost more than it saves).
+   * Results are the same to the bit either way. The SVD cache moves to shared memory; the per-tet results take
+   * 8 x (1 + 9 + 81) bytes per tet.
    */
-  private scatter(e: number, w: number, Hv: Float64Array): void {
+  useThreads(pool: ThreadPool | null): void {
+    if (this.threads) this.threads.pool.broadcast({ kind: 'release', id: this.threads.id });
+    this.threads = null;
+    if (!pool || this.tetCount < THREADED_MIN_TETS * (pool.workers + 1)) return;
+    const frameCache = pool.sharedFloat64(this.arrays.frameCache.length);
+    frameCache.set(this.arrays.frameCache);
+    this.arrays.frameCache = frameCache;
+    this.kernel = new TetKernel(this.arrays, this.material);
+    const threads: ThreadedTets = {
+      pool,
+      id: newThreadTermId(),
+      x: pool.sharedFloat64(0),
+      energies: pool.sharedFloat64(this.tetCount),
+      forces: pool.sharedFloat64(9 * this.tetCount),
+      stiffness: pool.sharedFloat64(81 * this.tetCount),
+      failed: pool.sharedInt32(pool.workers),
+    };
+    this.threads = threads;
+    const { tets, dmInverse, restVolume } = this.arrays;
+    pool.broadcast({
+      kind: ELASTIC_TETS_THREAD_KIND, id: threads.id, model: this.material.model, mu: this.material.mu, lambda: this.material.lambda,
+      tets, dmInverse, restVolume, frameCache, energies: threads.energies, forces: threads.forces, stiffness: threads.stiffness, failed: threads.failed,
+    });
+  }
+
+  /**
+   * Runs op on every thread's share of the tets at x and reduces the per-tet results into `target` (g or H's values;
+   * the energy into this.energySum) in tet order, as one thread does. The calling thread takes the first range and
+   * reduces it while the workers still compute, then the rest; its range is a little shorter (CALLER_SHARE) for
+   * that work. Returns the first tet that failed (inverted), or -1 (then the reduction is complete).
+   */
+  private runThreaded(threads: ThreadedTets, op: TetOp, x: Float64Array, scale: number, projectPsd: boolean, target: Float64Array): number {
+    const { pool } = threads;
+    if (threads.x.length !== x.length) {
+      threads.x = pool.sharedFloat64(x.length);
+      pool.broadcast({ kind: ELASTIC_TETS_THREAD_KIND, id: threads.id, op: 'positions', x: threads.x });
+    }
+    threads.x.set(x);
+    const count = this.tetCount;
+    const workers = pool.workers;
+    const own = Math.floor((count * CALLER_SHARE) / (workers + 1));
+    const tasks: ThreadMessage[] = [];
+    for (let w = 0; w < workers; w++) {
+      const begin = own + rangeBound(count - own, workers, w);
+      const end = own + rangeBound(count - own, workers, w + 1);
+      tasks.push({ kind: ELASTIC_TETS_THREAD_KIND, id: threads.id, op, slot: w, begin, end, scale, projectPsd });
+    }
+    this.energySum = 0;
+    pool.start(tasks);
+    let failed = -1;
+    try {
+      failed = runTetTask(this.kernel, threads.x, op, 0, own, scale, projectPsd, threads);
+      if (failed < 0) this.reduce(threads, op, 0, own, scale, target);
+    } finally {
+      pool.wait();
+    }
+    for (let w = 0; w < workers && failed < 0; w++) failed = threads.failed[w];
+    if (failed < 0) this.reduce(threads, op, own, count, scale, target);
+    return failed;
+  }
+
+  /** Adds the per-tet results of tets [begin, end) of op into target (or this.energySum), in tet order. */
+  private reduce(threads: ThreadedTets, op: TetOp, begin: number, end: number, scale: number, target: Float64Array): void {
+    if (op === 'energy') {
+      const energies = threads.energies;
+      let total = this.energySum;
+      for (let e = begin; e < end; e++) total += energies[e];
+      this.energySum = total;
+    } else if (op === 'forces') {
+      for (let e = begin; e < end; e++) this.scatterForces(e, threads.forces, 9 * e, target);
+    } else {
+      const volume = this.restVolume;
+      for (let e = begin; e < end; e++) this.scatter(e, scale * volume[e], target, threads.stiffness, 81 * e);
+    }
+  }
+
+  energy(x: Float64Array): number {
+    const kernel = this.kernel;
+    const volume = this.restVolume;
+    const threads = this.threads;
+    if (threads) {
+      this.runThreaded(threads, 'energy', x, 1, false, volume);
+      return this.energySum;
+    }
+    let total = 0;
+    for (let e = 0; e < this.tetCount; e++) {
+      kernel.deformationGradient(x, e);
+      total += volume[e] * kernel.energyDensity(e);
+    }
+    return total;
+  }
+
+  /** The energy density psi(F) (J/m^3 of rest volume) of each tet at x into out (length tetCount), for output frames. */
+  energyDensities(x: Float64Array, out: Float64Array): void {
+    const kernel = this.kernel;
+    for (let e = 0; e < this.tetCount; e++) {
+      kernel.deformationGradient(x, e);
+      out[e] = kernel.energyDensity(e);
+    }
+  }
+
+  addGradient(x: Float64Array, scale: number, g: Float64Array): void {
+    const kernel = this.kernel;
+    const threads = this.threads;
+    if (threads) {
+      const failed = this.runThreaded(threads, 'forces', x, scale, false, g);
+      if (failed >= 0) throw this.inversionError(failed, kernel.deformationGradient(x, failed), 'addGradient');
+      return;
+    }
+    const checkInversion = this.material.blocksInversion;
+    const volume = this.restVolume;
+    const f = this.tetForces;
+    for (let e = 0; e < this.tetCount; e++) {
+      const J = kernel.deformationGradient(x, e);
+      if (checkInversion && !(J > 0)) throw this.inversionError(e, J, 'addGradient');
+      kernel.forces(e, scale * volume[e], f, 0);
+      this.scatterForces(e, f, 0, g);
+    }
+  }
+
+  /** Adds tet e's forces f[o...o + 9) (nodes 1-3, TetKernel.forces) and node 0's, minus their sum, into g. */
+  private scatterForces(e: number, f: Float64Array, o: number, g: Float64Array): void {
+    const t = this.tets;
+    const i0 = 3 * t[4 * e];
+    const i1 = 3 * t[4 * e + 1];
+    const i2 = 3 * t[4 * e + 2];
+    const i3 = 3 * t[4 * e + 3];
+    for (let r = 0; r < 3; r++) {
+      const f1 = f[o + 3 * r];
+      const f2 = f[o + 3 * r + 1];
+      const f3 = f[o + 3 * r + 2];
+      g[i1 + r] += f1;
+      g[i2 + r] += f2;
+      g[i3 + r] += f3;
+      g[i0 + r] -= f1 + f2 + f3;
+    }
+  }
+
+  addPattern(builder: PatternBuilder): void {
+    for (let e = 0; e < this.tetCount; e++) builder.addClique(this.tets.subarray(4 * e, 4 * e + 4));
+  }
+
+  bindPattern(H: BsrMatrix): void {
+    const pattern = H.pattern;
+    const nodes = this.nodeList;
+    for (let e = 0; e < this.tetCount; e++) {
+      for (let a = 0; a < 4; a++) nodes[a] = this.tets[4 * e + a];
+      pattern.elementSlots(nodes, this.slots, 16 * e);
+    }
+    this.slotsPatternId = pattern.id;
+  }
+
+  addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean): void {
+    if (this.slotsPatternId !== H.pattern.id) this.bindPattern(H);
+    const Hv = H.values;
+    const kernel = this.kernel;
+    const volume = this.restVolume;
+    const threads = this.threads;
+    if (threads) {
+      const failed = this.runThreaded(threads, 'stiffness', x, scale, projectPsd, Hv);
+      if (failed >= 0) throw this.inversionError(failed, kernel.deformationGradient(x, failed), 'addHessian');
+      return;
+    }
+    const checkInversion = this.material.blocksInversion;
     const K = this.K;
+    for (let e = 0; e < this.tetCount; e++) {
+      const J = kernel.deformationGradient(x, e);
+      if (checkInversion && !(J > 0)) throw this.inversionError(e, J, 'addHessian');
+      kernel.stiffness(e, projectPsd, K, 0);
+      this.scatter(e, scale * volume[e], Hv, K, 0);
+    }
+  }
+
+  /**
+   * Adds w * K (tet e's stiffness of nodes 1-3, K[kOffset...kOffset + 81)) into H: blocks (a, b) of nodes 1-3, then
+   * node 0's blocks from translation invariance: block (a, 0) is minus the row sum C_a = sum_b K(a, b), block
+   * (0, a) its transpose, block (0, 0) = sum_a C_a.
+   */
+  private scatter(e: number, w: number, Hv: Float64Array, K: Float64Array, kOffset: number): void {
     const slots = this.slots;
     const so = 16 * e;
     let h0 = 0;
@@ -330,7 +595,7 @@ export class ElasticTets implements PotentialTerm {
       let c8 = 0;
       for (let b = 1; b < 4; b++) {
         const base = 9 * slots[so + 4 * a + b];
-        const ko = 27 * (a - 1) + 3 * (b - 1);
+        const ko = kOffset + 27 * (a - 1) + 3 * (b - 1);
           const k0 = ko + 0;
           const v0 = w * K[k0 + 0];
           const v1 = w * K[k0 + 1];
@@ -534,12 +799,12 @@ function cubic(k0: number, k1: number, k2: number, k3: number, s: number): numbe
 }
 
 /**
- * K = sum_{m < count} G_m Y_m^T for 9-vectors G_m, Y_m (rows of G and Y) whose sum is known to be symmetric: the
+ * K = sum_{m < count} G_m Y_m^T (into K[ko...ko + 81)) for 9-vectors G_m, Y_m (rows of G and Y) whose sum is known to be symmetric: the
  * upper triangle is accumulated and mirrored. Written out with 45 scalar accumulators because V8 keeps them in
  * registers and drops the bounds checks and index arithmetic: about 3x faster than the loop nest, and this is
  * the innermost kernel of every Newton iteration.
  */
-function symmetricOuterSum(G: Float64Array, Y: Float64Array, count: number, K: Float64Array): void {
+function symmetricOuterSum(G: Float64Array, Y: Float64Array, count: number, K: Float64Array, ko: number): void {
   let k00 = 0, k01 = 0, k02 = 0, k03 = 0, k04 = 0, k05 = 0, k06 = 0, k07 = 0, k08 = 0;
   let k11 = 0, k12 = 0, k13 = 0, k14 = 0, k15 = 0, k16 = 0, k17 = 0, k18 = 0;
   let k22 = 0, k23 = 0, k24 = 0, k25 = 0, k26 = 0, k27 = 0, k28 = 0;
@@ -615,49 +880,106 @@ function symmetricOuterSum(G: Float64Array, Y: Float64Array, count: number, K: F
     k78 += g7 * y8;
     k88 += g8 * y8;
   }
-  K[0] = k00;
-  K[1] = K[9] = k01;
-  K[2] = K[18] = k02;
-  K[3] = K[27] = k03;
-  K[4] = K[36] = k04;
-  K[5] = K[45] = k05;
-  K[6] = K[54] = k06;
-  K[7] = K[63] = k07;
-  K[8] = K[72] = k08;
-  K[10] = k11;
-  K[11] = K[19] = k12;
-  K[12] = K[28] = k13;
-  K[13] = K[37] = k14;
-  K[14] = K[46] = k15;
-  K[15] = K[55] = k16;
-  K[16] = K[64] = k17;
-  K[17] = K[73] = k18;
-  K[20] = k22;
-  K[21] = K[29] = k23;
-  K[22] = K[38] = k24;
-  K[23] = K[47] = k25;
-  K[24] = K[56] = k26;
-  K[25] = K[65] = k27;
-  K[26] = K[74] = k28;
-  K[30] = k33;
-  K[31] = K[39] = k34;
-  K[32] = K[48] = k35;
-  K[33] = K[57] = k36;
-  K[34] = K[66] = k37;
-  K[35] = K[75] = k38;
-  K[40] = k44;
-  K[41] = K[49] = k45;
-  K[42] = K[58] = k46;
-  K[43] = K[67] = k47;
-  K[44] = K[76] = k48;
-  K[50] = k55;
-  K[51] = K[59] = k56;
-  K[52] = K[68] = k57;
-  K[53] = K[77] = k58;
-  K[60] = k66;
-  K[61] = K[69] = k67;
-  K[62] = K[78] = k68;
-  K[70] = k77;
-  K[71] = K[79] = k78;
-  K[80] = k88;
+  K[ko + 0] = k00;
+  K[ko + 1] = K[ko + 9] = k01;
+  K[ko + 2] = K[ko + 18] = k02;
+  K[ko + 3] = K[ko + 27] = k03;
+  K[ko + 4] = K[ko + 36] = k04;
+  K[ko + 5] = K[ko + 45] = k05;
+  K[ko + 6] = K[ko + 54] = k06;
+  K[ko + 7] = K[ko + 63] = k07;
+  K[ko + 8] = K[ko + 72] = k08;
+  K[ko + 10] = k11;
+  K[ko + 11] = K[ko + 19] = k12;
+  K[ko + 12] = K[ko + 28] = k13;
+  K[ko + 13] = K[ko + 37] = k14;
+  K[ko + 14] = K[ko + 46] = k15;
+  K[ko + 15] = K[ko + 55] = k16;
+  K[ko + 16] = K[ko + 64] = k17;
+  K[ko + 17] = K[ko + 73] = k18;
+  K[ko + 20] = k22;
+  K[ko + 21] = K[ko + 29] = k23;
+  K[ko + 22] = K[ko + 38] = k24;
+  K[ko + 23] = K[ko + 47] = k25;
+  K[ko + 24] = K[ko + 56] = k26;
+  K[ko + 25] = K[ko + 65] = k27;
+  K[ko + 26] = K[ko + 74] = k28;
+  K[ko + 30] = k33;
+  K[ko + 31] = K[ko + 39] = k34;
+  K[ko + 32] = K[ko + 48] = k35;
+  K[ko + 33] = K[ko + 57] = k36;
+  K[ko + 34] = K[ko + 66] = k37;
+  K[ko + 35] = K[ko + 75] = k38;
+  K[ko + 40] = k44;
+  K[ko + 41] = K[ko + 49] = k45;
+  K[ko + 42] = K[ko + 58] = k46;
+  K[ko + 43] = K[ko + 67] = k47;
+  K[ko + 44] = K[ko + 76] = k48;
+  K[ko + 50] = k55;
+  K[ko + 51] = K[ko + 59] = k56;
+  K[ko + 52] = K[ko + 68] = k57;
+  K[ko + 53] = K[ko + 77] = k58;
+  K[ko + 60] = k66;
+  K[ko + 61] = K[ko + 69] = k67;
+  K[ko + 62] = K[ko + 78] = k68;
+  K[ko + 70] = k77;
+  K[ko + 71] = K[ko + 79] = k78;
+  K[ko + 80] = k88;
+}
+
+/** An ElasticTets' worker threads and the buffers it shares with them. */
+interface ThreadedTets {
+  pool: ThreadPool;
+  id: number;
+  /** The positions the threads read (copied in before each task). */
+  x: Float64Array;
+  /** Per-tet results: V psi, the forces of nodes 1-3 (9), the stiffness of nodes 1-3 (81). */
+  energies: Float64Array;
+  forces: Float64Array;
+  stiffness: Float64Array;
+  /** Per worker, the first tet its last task found inverted, or -1. */
+  failed: Int32Array;
+}
+
+type TetOp = 'energy' | 'forces' | 'stiffness';
+
+/** Runs one thread's share [begin, end) of op; returns the first failed tet or -1. */
+function runTetTask(
+  kernel: TetKernel,
+  x: Float64Array,
+  op: TetOp,
+  begin: number,
+  end: number,
+  scale: number,
+  projectPsd: boolean,
+  out: { energies: Float64Array; forces: Float64Array; stiffness: Float64Array },
+): number {
+  if (op === 'energy') {
+    kernel.energyRange(x, begin, end, out.energies);
+    return -1;
+  }
+  if (op === 'forces') return kernel.forcesRange(x, begin, end, scale, out.forces);
+  if (op === 'stiffness') return kernel.stiffnessRange(x, begin, end, projectPsd, out.stiffness);
+  throw new Error(`ElasticTets: unknown thread task '${String(op)}'`);
+}
+
+/**
+ * A worker thread's side of an ElasticTets (thread-tasks.ts calls this with the setup message): rebuilds the
+ * material and the kernel on the shared arrays and returns the task handler.
+ */
+export function elasticTetsWorker(setup: ThreadMessage): (task: ThreadMessage) => void {
+  const m = setup as unknown as {
+    model: MaterialModel; mu: number; lambda: number; tets: Uint32Array; dmInverse: Float64Array; restVolume: Float64Array;
+    frameCache: Float64Array; energies: Float64Array; forces: Float64Array; stiffness: Float64Array; failed: Int32Array;
+  };
+  const kernel = new TetKernel({ tets: m.tets, dmInverse: m.dmInverse, restVolume: m.restVolume, frameCache: m.frameCache }, materialFromLame(m.model, m.mu, m.lambda));
+  let x: Float64Array = new Float64Array(0);
+  return (task) => {
+    if (task.op === 'positions') {
+      x = task.x as Float64Array;
+      return;
+    }
+    const t = task as unknown as { op: TetOp; slot: number; begin: number; end: number; scale: number; projectPsd: boolean };
+    m.failed[t.slot] = runTetTask(kernel, x, t.op, t.begin, t.end, t.scale, t.projectPsd, m);
+  };
 }

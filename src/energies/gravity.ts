@@ -9,7 +9,10 @@ export class Gravity implements PotentialTerm {
   readonly name = 'gravity';
   readonly isLinear = true;
 
-  /** mass: lumped mass per DOF (constrained DOFs may carry mass; their gradient is discarded by the solver). */
+  /**
+   * mass: first moment per DOF (Model.linearMass: the lumped mass of a node, m on an affine body's translation, 0 on
+   * its matrix columns); constrained DOFs may carry mass (their gradient is discarded by the solver).
+   */
   constructor(
     private readonly mass: Float64Array,
     private readonly g: readonly [number, number, number],

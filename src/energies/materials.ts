@@ -18,7 +18,7 @@
  * (ElasticTets) turns the eigensystem into the 12x12 stiffness with a few rank-one updates and never forms the
  * 9x9 matrix. The linear material fits the same form with U = V = I.
  */
-import { svd3 } from '../math/svd3.js';
+import { svd3, type Svd3Factors } from '../math/svd3.js';
 import { projectPsdInPlace, psdScratchLength } from '../math/eigen-sym.js';
 import { cofactor3, det3 } from '../math/small.js';
 
@@ -55,8 +55,17 @@ export interface Material {
   readonly lambda: number;
   /** True when psi = +Infinity for det F <= 0 (a log J barrier): the line search must filter inversions. */
   readonly blocksInversion: boolean;
-  energyDensity(F: ArrayLike<number>): number;
-  firstPiola(F: ArrayLike<number>, P: Float64Array): void;
+  /**
+   * True when energyDensity and firstPiola decompose F (the corotated rotation), not only the Hessian: the element
+   * loop then keeps each tet's SVD, so that energy, gradient and Hessian at the same F share one decomposition.
+   */
+  readonly stressUsesSvd: boolean;
+  /**
+   * The optional `svd` argument of this and the methods below is svd3(F), already computed by the caller; it is
+   * used instead of decomposing F again (the results are the same to the bit).
+   */
+  energyDensity(F: ArrayLike<number>, svd?: Svd3Factors): number;
+  firstPiola(F: ArrayLike<number>, P: Float64Array, svd?: Svd3Factors): void;
   /** Exact dP/dF (9x9). */
   stressDerivative(F: ArrayLike<number>, out: Float64Array): void;
   /** dP/dF with negative eigenvalues clamped to zero (9x9). */
@@ -65,7 +74,7 @@ export interface Material {
    * dP/dF in the principal frame (see the module comment): writes es.U, es.V, es.block and es.pairs. With
    * project, the block is projected onto the PSD cone and negative pair values are set to 0.
    */
-  hessianEigensystem(F: ArrayLike<number>, project: boolean, es: HessianEigensystem): void;
+  hessianEigensystem(F: ArrayLike<number>, project: boolean, es: HessianEigensystem, svd?: Svd3Factors): void;
 }
 
 /** Output of Material.hessianEigensystem; allocate once per caller and reuse. */
@@ -119,6 +128,7 @@ export function denseFromEigensystem(es: HessianEigensystem, out: Float64Array):
 abstract class IsotropicMaterial implements Material {
   abstract readonly model: MaterialModel;
   abstract readonly blocksInversion: boolean;
+  readonly stressUsesSvd: boolean = false;
 
   /** [0..9) d2psi/ds2 (3x3), [9..12) flip values of pairs 01, 02, 12, [12..15) twist values of the same pairs. */
   protected readonly principal = new Float64Array(15);
@@ -144,9 +154,14 @@ abstract class IsotropicMaterial implements Material {
    */
   protected abstract principalHessian(s0: number, s1: number, s2: number, J: number): void;
 
-  hessianEigensystem(F: ArrayLike<number>, project: boolean, es: HessianEigensystem): void {
+  hessianEigensystem(F: ArrayLike<number>, project: boolean, es: HessianEigensystem, svd?: Svd3Factors): void {
     const s = es.sigma;
-    svd3(F, es.U, s, es.V);
+    if (!svd) svd3(F, es.U, s, es.V);
+    else if (svd.U !== es.U) {
+      es.U.set(svd.U);
+      s.set(svd.sigma);
+      es.V.set(svd.V);
+    }
     this.principalHessian(s[0], s[1], s[2], s[0] * s[1] * s[2]);
     const h = this.principal;
     const block = es.block;
@@ -200,11 +215,13 @@ function addDeterminantHessian(F: ArrayLike<number>, scale: number, out: Float64
 export class CorotatedMaterial extends IsotropicMaterial {
   readonly model = 'corotated' as const;
   readonly blocksInversion = false;
+  override readonly stressUsesSvd = true;
   private readonly cof = new Float64Array(9);
 
-  energyDensity(F: ArrayLike<number>): number {
-    svd3(F, this.U, this.sigma, this.V);
-    const s = this.sigma;
+  energyDensity(F: ArrayLike<number>, svd?: Svd3Factors): number {
+    let s: ArrayLike<number> = this.sigma;
+    if (svd) s = svd.sigma;
+    else svd3(F, this.U, this.sigma, this.V);
     const J = det3(F);
     const d0 = s[0] - 1;
     const d1 = s[1] - 1;
@@ -213,10 +230,13 @@ export class CorotatedMaterial extends IsotropicMaterial {
   }
 
   /** P = 2 mu (F - R) + lambda (J - 1) cof(F). */
-  firstPiola(F: ArrayLike<number>, P: Float64Array): void {
-    const U = this.U;
-    const V = this.V;
-    svd3(F, U, this.sigma, V);
+  firstPiola(F: ArrayLike<number>, P: Float64Array, svd?: Svd3Factors): void {
+    let U: ArrayLike<number> = this.U;
+    let V: ArrayLike<number> = this.V;
+    if (svd) {
+      U = svd.U;
+      V = svd.V;
+    } else svd3(F, this.U, this.sigma, this.V);
     cofactor3(F, this.cof);
     const J = det3(F);
     const twoMu = 2 * this.mu;
@@ -515,6 +535,7 @@ export class StvkMaterial extends IsotropicMaterial {
 export class LinearMaterial implements Material {
   readonly model = 'linear' as const;
   readonly blocksInversion = false;
+  readonly stressUsesSvd = false;
   private readonly psdScratch = new Float64Array(psdScratchLength(3));
   private readonly denseSystem = new HessianEigensystem();
 
@@ -580,6 +601,11 @@ export class LinearMaterial implements Material {
 /** A material from its model name and (E, nu). */
 export function createMaterial(model: MaterialModel, moduli: ElasticModuli): Material {
   const { mu, lambda } = lameParameters(moduli.youngsModulus, moduli.poissonRatio);
+  return materialFromLame(model, mu, lambda);
+}
+
+/** A material from its model name and Lame parameters (a worker thread rebuilds a term's material this way). */
+export function materialFromLame(model: MaterialModel, mu: number, lambda: number): Material {
   switch (model) {
     case 'corotated':
       return new CorotatedMaterial(mu, lambda);

@@ -1,4 +1,5 @@
 import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
+import type { ThreadPool } from '../solver/threads.js';
 
 /**
  * One term of the total potential P(x): elasticity of a body, gravity, springs, later the contact barrier.
@@ -43,6 +44,12 @@ export interface PotentialTerm {
 
   /** When the last maxStep returned 0: which primitive held it there, for the error message. */
   explainBlockedStep?(x: Float64Array): string | undefined;
+
+  /**
+   * Terms with large element loops: run them on the pool's worker threads from now on (null: on the calling thread
+   * only, and let go of the workers). Results must not depend on it, to the bit.
+   */
+  useThreads?(pool: ThreadPool | null): void;
 
   /** True when the term is affine in x (gravity): its Hessian is zero and it never needs assembling. */
   readonly isLinear?: boolean;

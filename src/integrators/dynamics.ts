@@ -1,7 +1,9 @@
 import type { LinearSolver } from '../math/linear-solver.js';
 import { AdaptiveStiffness } from '../contact/adaptive-stiffness.js';
 import { FrictionPotential } from '../contact/friction-potential.js';
-import { applyConstraints, type Model } from '../model/model.js';
+import { MappedFriction } from '../contact/mapped-term.js';
+import { isIdentityMap } from '../model/vertex-map.js';
+import { applyConstraints, vertexMapOf, type Model } from '../model/model.js';
 import { IncrementalPotential, type FrozenQuadratic } from '../solver/incremental-potential.js';
 import { RigidPredictor } from './rigid-predictor.js';
 import { NewtonSolver, type NewtonResult } from '../solver/newton.js';
@@ -78,7 +80,7 @@ export class Dynamics {
   readonly n: number;
   private readonly damping: FrozenQuadratic | null;
   /** Lagged friction, present when the model's contact has a positive friction coefficient somewhere. */
-  readonly friction: FrictionPotential | null;
+  readonly friction: FrictionPotential | MappedFriction | null;
   /** IPC's adaptive barrier stiffness, when the scene asks for it. */
   readonly adaptiveStiffness: AdaptiveStiffness | null;
   private readonly afterIteration: ((x: Float64Array) => boolean) | undefined;
@@ -95,7 +97,10 @@ export class Dynamics {
     readonly settings: SolveSettings,
   ) {
     const contact = model.contact;
-    this.friction = contact?.hasFriction ? new FrictionPotential(contact.mesh, contact.barrier, contact.frictionVelocity) : null;
+    const map = vertexMapOf(model);
+    const friction = contact?.hasFriction ? new FrictionPotential(contact.mesh, contact.barrier, contact.frictionVelocity) : null;
+    // Friction acts on vertices: through the vertex map when it is not the identity (affine bodies).
+    this.friction = friction && !isIdentityMap(map) ? new MappedFriction(friction, map) : friction;
     this.ip = new IncrementalPotential(model, this.friction ? [this.friction] : []);
     this.adaptiveStiffness = contact?.adaptiveKappa ? new AdaptiveStiffness(contact.barrier, model.mass, model.rest) : null;
     const adaptive = this.adaptiveStiffness;

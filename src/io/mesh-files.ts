@@ -1,6 +1,7 @@
 /**
  * Mesh file readers and writers: OBJ surfaces, TetGen .node/.ele (optionally gzip-compressed), Gmsh .msh v2 ASCII
- * tets, and the meshes the project ships under data/meshes.
+ * tets, and the meshes the project ships under data/meshes (mesh-import.ts reads Gmsh 4.1 and VTK files, and picks
+ * the reader of a file).
  *
  * Readers return positively oriented tets (see tet-mesh.ts) and throw MeshFileError naming the file, the line and
  * what was expected. Writers replace files atomically: they write a temporary file in the same folder and rename
@@ -8,12 +9,11 @@
  * lose the latest write).
  */
 
-import { readFileSync, renameSync, unlinkSync, writeFileSync, existsSync } from 'node:fs';
-import { basename, dirname, extname, join } from 'node:path';
+import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type TetMesh, type TriSurface, checkTetMesh, orientTets, tetVolume6 } from '../mesh/tet-mesh.js';
-import { TET_MESH_FORMATS } from '../scene/schema.js';
 import { fsErrorText } from './fs-errors.js';
 
 export class MeshFileError extends Error {
@@ -35,6 +35,11 @@ const MAX_TEXT_BYTES = 2 ** 29 - 64;
 
 /** Read a text file, gunzipping it first when the name ends in .gz; failures are MeshFileErrors naming the file. */
 export function readTextFile(path: string): string {
+  return readFileBytes(path).toString('utf8');
+}
+
+/** The bytes of a file, gunzipped first when the name ends in .gz; failures are MeshFileErrors naming the file. */
+export function readFileBytes(path: string): Buffer {
   let raw: Buffer;
   try {
     raw = readFileSync(path);
@@ -50,7 +55,7 @@ export function readTextFile(path: string): string {
     }
   }
   if (raw.length > MAX_TEXT_BYTES) throw new MeshFileError(path, 0, `too large (${raw.length} bytes; at most ${MAX_TEXT_BYTES})`);
-  return raw.toString('utf8');
+  return raw;
 }
 
 /**
@@ -440,7 +445,15 @@ export function parseGmsh(text: string, file = '<msh>'): TetMesh {
   if (!sawFormat) throw new MeshFileError(file, 1, 'expected a $MeshFormat section (Gmsh .msh v2 ASCII)');
   if (!nodeIds || !nodeXyz) throw new MeshFileError(file, 0, 'expected a $Nodes section');
   if (corners.length === 0) throw new MeshFileError(file, 0, 'expected at least one tetrahedron (element type 4 or 11)');
+  return tetMeshFromNodeIds(nodeIds, nodeXyz, corners, file);
+}
 
+/**
+ * The tet mesh of a file that numbers its nodes with ids: `corners` holds (node id, line) pairs, four per tet (line 0
+ * when unknown). Nodes no tet uses (geometry points, surface-only nodes) are dropped and the rest renumbered in file
+ * order; tets are oriented positively and checked for volume.
+ */
+export function tetMeshFromNodeIds(nodeIds: ArrayLike<number>, nodeXyz: Float64Array, corners: readonly number[], file: string): TetMesh {
   const slotOfId = new Map<number, number>();
   for (let i = 0; i < nodeIds.length; i++) slotOfId.set(nodeIds[i], i);
   // Keep only nodes used by tets, in file order.
@@ -473,27 +486,6 @@ export function parseGmsh(text: string, file = '<msh>'): TetMesh {
 
 export function readGmsh(path: string): TetMesh {
   return parseGmsh(readTextFile(path), path);
-}
-
-/** Surface formats often tried first: their error says to tetrahedralize. */
-const SURFACE_FORMATS = new Set(['.obj', '.stl', '.ply', '.off']);
-
-/**
- * Why `path` cannot name a tet mesh (an extension no reader knows, with no TetGen files named after it), or null.
- * A TetGen base name may contain dots (`cube.v2` for cube.v2.node), so an unknown extension is only refused when
- * `<path>.node` is not there either.
- */
-export function unsupportedMeshFormat(path: string): string | null {
-  if (/\.(node|ele|msh)(\.gz)?$/.test(path)) return null;
-  const ext = extname(path.replace(/\.gz$/, '')).toLowerCase();
-  if (ext === '' || existsSync(tetgenPaths(path).nodePath)) return null;
-  const surface = SURFACE_FORMATS.has(ext) ? ` (${ext} holds a surface: tetrahedralize it first, e.g. with TetGen)` : '';
-  return `'${ext}' is not a tet mesh format vivace reads${surface}; supported: ${TET_MESH_FORMATS.join(', ')}`;
-}
-
-/** Read a tet mesh by extension: .msh (Gmsh v2 ASCII) or TetGen (.node/.ele, optionally .gz, or the base name). */
-export function readTetMesh(path: string): TetMesh {
-  return /\.msh(\.gz)?$/.test(path) ? readGmsh(path) : readTetgen(path);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -6,8 +6,7 @@
  */
 
 import type { Model } from '../model/model.js';
-import type { TetMesh } from '../mesh/tet-mesh.js';
-import { buildSceneModel, type MeshResolver } from '../scene/build.js';
+import { buildSceneModel, type MeshResolver, type ResolvedMesh } from '../scene/build.js';
 import type { Scene } from '../scene/schema.js';
 import { checkWork, estimateWork, WORK_LIMITS, type WorkLimits } from '../scene/work-estimate.js';
 import type { RunOptions } from '../sim/simulate.js';
@@ -16,7 +15,7 @@ import { applyOverrides, meshResolver, toRunOptions, type LoadedScene, type Scen
 /** meshResolver that reads each mesh file once: the work estimate reads it first, the build (every copy) reuses it. */
 export function readOnceMeshes(baseDir: string): MeshResolver {
   const read = meshResolver(baseDir);
-  const cache = new Map<string, TetMesh>();
+  const cache = new Map<string, ResolvedMesh>();
   return (body, index) => {
     const key = JSON.stringify(body.mesh);
     let mesh = cache.get(key);

@@ -2,7 +2,9 @@
  * What a run leaves in its output folder:
  *
  *   metrics.csv    one row per step (StepRecord), streamed in chunks of whole lines while the run goes
- *   frames/        frame_00000.obj ...: the surface (or the particles) at the output frame rate, each written atomically
+ *   frames/        frame_00000.obj (and/or .vtu, --frames) ...: the surface (or the particles) at the output frame rate,
+ *                  each written atomically (frame-files.ts)
+ *   frames.pvd     with VTU frames: their ParaView collection with each frame's time
  *   energy.svg     kinetic, potential, total and target energy against time
  *   summary.json   RunSummary plus the effective scene and run options, written last (its presence marks the end)
  *   checkpoint.json  with --checkpoint-every: the run state to go on from (io/checkpoint.ts)
@@ -14,15 +16,16 @@
  * A resumed run (resumeAfter) keeps the rows and frames up to its checkpoint and appends.
  */
 
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Model } from '../model/model.js';
 import type { Scene } from '../scene/schema.js';
 import type { RunSummary, StepRecord } from '../sim/records.js';
-import { frameGeometry } from '../sim/frame-geometry.js';
-import type { RunObserver, RunOptions } from '../sim/simulate.js';
+import { DEFAULT_FRAME_FORMAT, type FrameFormat } from '../scene/run-options.js';
+import { frameInterval, type RunObserver, type RunOptions } from '../sim/simulate.js';
+import { FrameFiles, FrameWriteError, frameFileName, PVD_FILE } from './frame-files.js';
 import { fsErrorText } from './fs-errors.js';
-import { writeFileAtomic, writeObj } from './mesh-files.js';
+import { writeFileAtomic } from './mesh-files.js';
 import { makeDirs, removeCreated } from './output-dir.js';
 import { linePlotSvg } from './plot.js';
 
@@ -71,7 +74,7 @@ export class OutputWriteError extends Error {
 
 /** Removes the files a run writes (and nothing else) from dir, if they are there. */
 export function clearRunOutputs(dir: string): void {
-  for (const f of [METRICS_FILE, SUMMARY_FILE, ENERGY_PLOT_FILE, CHECKPOINT_FILE]) rmSync(join(dir, f), { force: true });
+  for (const f of [METRICS_FILE, SUMMARY_FILE, ENERGY_PLOT_FILE, CHECKPOINT_FILE, PVD_FILE]) rmSync(join(dir, f), { force: true });
   rmSync(join(dir, FRAMES_DIR), { recursive: true, force: true });
 }
 
@@ -123,6 +126,8 @@ export interface RunOutputOptions {
   flushIntervalMs?: number;
   /** Flush metrics.csv once this many characters are buffered (default 64 KiB). */
   flushBytes?: number;
+  /** Frame files: obj, vtu (with frames.pvd) or both (default DEFAULT_FRAME_FORMAT). */
+  frames?: FrameFormat;
 }
 
 export interface RunOutputPaths {
@@ -131,6 +136,8 @@ export interface RunOutputPaths {
   summary: string;
   plot: string;
   frames: string;
+  /** The ParaView collection of the VTU frames; null without VTU frames. */
+  pvd: string | null;
   checkpoint: string;
 }
 
@@ -152,10 +159,7 @@ export class RunOutput {
   private rowCount = 0;
   private frameCount = 0;
   private readonly cols = { t: new Column(), kinetic: new Column(), potential: new Column(), total: new Column(), target: new Column() };
-  // Frames hold only the surface nodes and the free particles (interior tet nodes are not drawn).
-  private readonly frameNodes: Uint32Array;
-  private readonly frameTriangles: Uint32Array;
-  private readonly framePositions: Float64Array;
+  private readonly frameFiles: FrameFiles;
 
   constructor(
     dir: string,
@@ -170,13 +174,14 @@ export class RunOutput {
       summary: join(this.dir, SUMMARY_FILE),
       plot: join(this.dir, ENERGY_PLOT_FILE),
       frames: join(this.dir, FRAMES_DIR),
+      pvd: null,
       checkpoint: join(this.dir, CHECKPOINT_FILE),
     };
-    ({ nodes: this.frameNodes, triangles: this.frameTriangles } = frameGeometry(model));
-    this.framePositions = new Float64Array(3 * this.frameNodes.length);
+    this.frameFiles = new FrameFiles(model, options.frames ?? DEFAULT_FRAME_FORMAT, this.paths.frames, this.dir, FRAMES_DIR);
+    this.paths.pvd = this.frameFiles.pvdPath;
     this.observer = {
       step: (record) => this.step(record),
-      frame: (index, _t, x) => this.frame(index, x),
+      frame: (index, t, x, v) => this.frame(index, t, x, v),
     };
   }
 
@@ -273,12 +278,7 @@ export class RunOutput {
     this.rowCount = kept.length;
     writeFileAtomic(metrics, `${lines[0]}\n${kept.map((l) => `${l}\n`).join('')}`);
     mkdirSync(this.paths.frames, { recursive: true });
-    for (const name of readdirSync(this.paths.frames)) {
-      const index = /^frame_(\d+)\.obj$/.exec(name);
-      if (!index) continue;
-      if (Number(index[1]) > lastFrame) rmSync(join(this.paths.frames, name));
-      else this.frameCount++;
-    }
+    this.frameCount = this.frameFiles.keepUpTo(lastFrame, frameInterval(this.runOptions) * this.runOptions.h);
     for (const f of [SUMMARY_FILE, ENERGY_PLOT_FILE]) rmSync(join(this.dir, f), { force: true });
     this.fd = openSync(metrics, 'a');
     this.metricsBytes = fstatSync(this.fd).size;
@@ -331,26 +331,18 @@ export class RunOutput {
     if (this.buffered >= (this.options.flushBytes ?? 65536) || performance.now() - this.lastFlush >= (this.options.flushIntervalMs ?? 1000)) this.flush();
   }
 
-  private frame(index: number, x: Float64Array): void {
+  private frame(index: number, t: number, x: Float64Array, v: Float64Array): void {
     if (!this.opened) this.open();
-    const nodes = this.frameNodes;
-    const p = this.framePositions;
-    for (let i = 0; i < nodes.length; i++) {
-      const d = 3 * nodes[i];
-      p[3 * i] = x[d];
-      p[3 * i + 1] = x[d + 1];
-      p[3 * i + 2] = x[d + 2];
-    }
-    const file = join(this.paths.frames, frameName(index));
     try {
-      writeObj(file, p, this.frameTriangles);
+      this.frameFiles.write(index, t, x, v);
     } catch (err) {
       try {
         this.flush(); // keep the rows of the steps done, if they still fit
       } catch {
         // The frame's error is the one to report.
       }
-      throw new OutputWriteError(file, err, this.keptText());
+      if (err instanceof FrameWriteError) throw new OutputWriteError(err.file, err.cause, this.keptText());
+      throw err;
     }
     this.frameCount++;
   }
@@ -415,7 +407,7 @@ export class RunOutput {
     const doc = {
       ...summary,
       stopped: summary.stopped ?? null,
-      outputs: { metrics: METRICS_FILE, rows: this.rowCount, frames: FRAMES_DIR, frameCount: this.frameCount, plot: plotError ? null : ENERGY_PLOT_FILE, plotError },
+      outputs: { metrics: METRICS_FILE, rows: this.rowCount, frames: FRAMES_DIR, frameCount: this.frameCount, frameFormat: this.frameFiles.format, pvd: this.paths.pvd ? PVD_FILE : null, plot: plotError ? null : ENERGY_PLOT_FILE, plotError },
       source: this.options.source ?? null,
       options: this.runOptions,
       effectiveScene: this.options.scene ?? null,
@@ -443,9 +435,9 @@ export class RunOutput {
   }
 }
 
-/** frame_00000.obj, frame_00001.obj, ... */
+/** frame_00000.obj, frame_00001.obj, ... (frame-files.ts names the other formats' files). */
 export function frameName(index: number): string {
-  return `frame_${String(index).padStart(5, '0')}.obj`;
+  return frameFileName(index, 'obj');
 }
 
 function truncate(s: string, n: number): string {

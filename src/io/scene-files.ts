@@ -13,11 +13,12 @@ import type { IntegratorParams } from '../integrators/integrator.js';
 import { checkParams, findIntegrator, integratorNames } from '../integrators/registry.js';
 import { LINEAR_SOLVER_NAMES, type LinearSolverName } from '../math/linear-solver.js';
 import type { TetMesh } from '../mesh/tet-mesh.js';
-import type { MeshResolver } from '../scene/build.js';
+import type { MeshResolver, ResolvedMesh } from '../scene/build.js';
 import { parseScene, SceneError, sceneSchema, type Scene } from '../scene/schema.js';
 import { checkSceneParams } from '../scene/validate.js';
 import { findParametricScene, formatSceneParams, makeParametricScene, parametricSceneNames, SceneParamError, type SceneParameter, type SceneParams } from '../scene/parametric.js';
-import { MeshFileError, readTetMesh, readTetgen, tetgenPaths, unsupportedMeshFormat } from './mesh-files.js';
+import { MeshFileError, readObj, readTetgen, tetgenPaths } from './mesh-files.js';
+import { readTetMesh, tetMeshKind, unsupportedMeshFormat } from './mesh-import.js';
 
 /** Root of the package (where scenes/ and data/ live), found from this module so the CWD does not matter. */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -302,17 +303,24 @@ export function findJsonSyntaxError(text: string): { offset: number; message: st
 
 /** Loads 'file' meshes relative to baseDir and 'builtin' meshes from data/meshes of the package. */
 export function meshResolver(baseDir: string, meshDir = BUILTIN_MESH_DIR): MeshResolver {
-  return (body, index): TetMesh => {
+  return (body, index): ResolvedMesh => {
     const where = `bodies[${index}].mesh`;
     const mesh = body.mesh;
     if (mesh.type === 'file') {
       const path = isAbsolute(mesh.path) ? mesh.path : resolve(baseDir, mesh.path);
       const unsupported = unsupportedMeshFormat(path);
       if (unsupported) throw new SceneError(`${where}.path: ${JSON.stringify(mesh.path)}: ${unsupported}`);
-      const needed = /\.msh(\.gz)?$/.test(path) ? [path] : Object.values(tetgenPaths(path));
+      const needed = tetMeshKind(path) === 'tetgen' ? Object.values(tetgenPaths(path)) : [path];
       const missing = needed.filter((p) => !existsSync(p));
       if (missing.length) throw new SceneError(`${where}.path: mesh file ${missing.join(' and ')} not found (path '${mesh.path}' is relative to ${baseDir})`);
       return readMeshFile(() => readTetMesh(path), `${where}.path`);
+    }
+    if (mesh.type === 'shell' && mesh.shape.type === 'file') {
+      const file = mesh.shape.path;
+      const path = isAbsolute(file) ? file : resolve(baseDir, file);
+      if (!/\.obj$/i.test(path)) throw new SceneError(`${where}.shape.path: ${JSON.stringify(file)}: a shell is read from an OBJ surface (.obj)`);
+      if (!existsSync(path)) throw new SceneError(`${where}.shape.path: surface file ${path} not found (path '${file}' is relative to ${baseDir})`);
+      return readMeshFile(() => ({ ...readObj(path), tets: new Uint32Array(0) }), `${where}.shape.path`);
     }
     if (mesh.type === 'builtin') {
       const nodePath = join(meshDir, `${mesh.name}.node.gz`);
@@ -325,7 +333,7 @@ export function meshResolver(baseDir: string, meshDir = BUILTIN_MESH_DIR): MeshR
   };
 }
 
-function readMeshFile(read: () => TetMesh, where: string): TetMesh {
+function readMeshFile<T extends TetMesh>(read: () => T, where: string): T {
   try {
     return read();
   } catch (err) {

@@ -24,6 +24,13 @@ const SMALL_ANGLE_ZETA = 1e6;
 /** Quadratic convergence makes 3-5 sweeps typical; the cap only guards against pathological inputs. */
 const MAX_SWEEPS = 30;
 
+/** The factors of one decomposition F = U diag(sigma) V^T as svd3 writes them (passed on so no one decomposes F twice). */
+export interface Svd3Factors {
+  readonly U: Float64Array;
+  readonly sigma: Float64Array;
+  readonly V: Float64Array;
+}
+
 /**
  * Writes U (3x3), sigma (3) and V (3x3) with F = U diag(sigma) V^T. F = 0 gives U = V = I, sigma = 0.
  * No allocation.

@@ -1,8 +1,13 @@
 import type { BarrierPotential } from '../contact/barrier-potential.js';
 import type { CollisionMesh } from '../contact/collision-mesh.js';
 import type { PotentialTerm } from '../energies/potential.js';
+import { identityVertexMap, isIdentityMap, vertexPositions, type VertexMap } from './vertex-map.js';
 
-/** IPC contact of a model: the collision system, its barrier (also one of `terms`) and friction settings. */
+/**
+ * IPC contact of a model: the collision system, its barrier (one of `terms`, through the vertex map when that is not
+ * the identity) and friction settings. Mesh ids are vertex ids (model/vertex-map.ts); the barrier reads vertex
+ * positions (contactPositions).
+ */
 export interface ContactModel {
   readonly mesh: CollisionMesh;
   readonly barrier: BarrierPotential;
@@ -24,12 +29,21 @@ export interface ConstraintMotion {
   positions(t: number, initial: Float64Array, out: Float64Array): void;
 }
 
-/** A tetrahedral body's mesh inside the model (node ids are global). */
+/** A body's mesh inside the model (node ids are global). */
 export interface BodyInfo {
   readonly name: string;
+  /** Tets over nodes (empty for particles and affine bodies). */
   readonly tets: Uint32Array;
-  /** Outward boundary triangles (global node ids): the surface written to frames/. */
+  /** Outward boundary triangles (global vertex ids, see vertexMap): the surface written to frames/. */
   readonly surface: Uint32Array;
+  /** An affine body's DOFs: its 4 nodes p, c_1, c_2, c_3 start at this node (see model/affine-body.ts). */
+  readonly affineNode?: number;
+}
+
+/** A fixed triangle-mesh obstacle inside the model (node ids are global). */
+export interface ObstacleMesh {
+  readonly name: string;
+  readonly triangles: Uint32Array;
 }
 
 /**
@@ -50,8 +64,21 @@ export interface Model {
   readonly motions: readonly ConstraintMotion[];
   readonly terms: readonly PotentialTerm[];
   readonly bodies: readonly BodyInfo[];
-  /** All bodies' and obstacles' surface triangles in one array (global node ids), for frames/. */
+  /** All bodies' and obstacles' surface triangles in one array (global vertex ids), for frames/. */
   readonly surface: Uint32Array;
+  /**
+   * How DOFs map to the vertices that surfaces, frames and contact see (model/vertex-map.ts); absent = identity
+   * (every node is a vertex of the same index). Affine bodies make it non-trivial.
+   */
+  readonly vertexMap?: VertexMap;
+  /**
+   * First moment per DOF: what gravity and linear momentum weigh positions and velocities by (sum_d linearMass_d
+   * v_d is the momentum). The lumped mass for nodes; for an affine body m on its translation and 0 on its matrix
+   * columns. Absent = `mass`.
+   */
+  readonly linearMass?: Float64Array;
+  /** The fixed triangle-mesh obstacles (stairs, mesh files) in scene order; their triangles end `surface`. */
+  readonly obstacles?: readonly ObstacleMesh[];
   /** Present when the scene has contact (obstacles or a `contact` section). */
   readonly contact?: ContactModel;
 }
@@ -63,3 +90,20 @@ export function applyConstraints(model: Model, t: number, x: Float64Array): void
   for (const motion of model.motions) motion.positions(t, x0, x);
 }
 
+
+/**
+ * Vertex positions of the DOF vector x, what the collision mesh's ids index: x itself for the identity map, else a
+ * new array (for checks and reports, not for inner loops).
+ */
+export function contactPositions(model: Model, x: Float64Array): Float64Array {
+  const map = vertexMapOf(model);
+  if (isIdentityMap(map)) return x;
+  const y = new Float64Array(3 * map.nVertices);
+  vertexPositions(map, x, y);
+  return y;
+}
+
+/** The model's DOF-to-vertex map (the identity when it has none). */
+export function vertexMapOf(model: Model): VertexMap {
+  return model.vertexMap ?? identityVertexMap(model.nNodes);
+}

@@ -1,22 +1,33 @@
 import { BarSegments } from '../energies/bar-segments.js';
 import { ElasticTets, lumpedMass } from '../energies/elastic-tets.js';
 import { Gravity } from '../energies/gravity.js';
+import { OrthogonalityPotential } from '../energies/orthogonality.js';
 import { makeMaterial } from '../energies/materials.js';
 import type { PotentialTerm } from '../energies/potential.js';
 import { Springs } from '../energies/springs.js';
 import { SquaredLengthSprings } from '../energies/squared-springs.js';
 import { BarrierPotential } from '../contact/barrier-potential.js';
+import { MappedTerm } from '../contact/mapped-term.js';
 import { buildCollisionMesh, type CollisionGroupInput, type ContactPlane } from '../contact/collision-mesh.js';
 import { boxGrid, stairsSurface } from '../mesh/generators.js';
+import { generateShellShape } from '../mesh/shell-shapes.js';
+import { ShellBending, plateBendingStiffness } from '../energies/shell-bending.js';
+import { MEMBRANE_MODELS, ShellMembrane, lumpedShellMass, type MembraneModel } from '../energies/shell-membrane.js';
 import { extractSurface } from '../mesh/surface.js';
 import { sortTetsSpatially, type TetMesh } from '../mesh/tet-mesh.js';
-import type { BodyInfo, ConstraintMotion, ContactModel, Model } from '../model/model.js';
+import { affineBodyLayout, rigidVelocity, type AffineBodyLayout } from '../model/affine-body.js';
+import type { BodyInfo, ConstraintMotion, ContactModel, Model, ObstacleMesh } from '../model/model.js';
+import { isIdentityMap, vertexPositions, type VertexMap } from '../model/vertex-map.js';
 import { SceneError, contactSchema, type BodyDef, type Obstacle, type Region, type Scene } from './schema.js';
 
 type Vec3 = [number, number, number];
 
-/** Loads the tet mesh of a body whose mesh is a file or a shipped mesh (I/O lives outside the core). */
-export type MeshResolver = (body: BodyDef, index: number) => TetMesh;
+/**
+ * Loads the mesh of a body whose mesh is a file or a shipped mesh (I/O lives outside the core): a tet mesh, or for a
+ * shell read from a surface file its triangles (and no tets).
+ */
+export type MeshResolver = (body: BodyDef, index: number) => ResolvedMesh;
+export type ResolvedMesh = TetMesh & { triangles?: Uint32Array };
 
 const noFiles: MeshResolver = (body, index) => {
   throw new SceneError(`bodies[${index}].mesh: '${body.mesh.type}' meshes need a mesh loader (runScene of 'vivace' reads them in Node; simulateScene takes a 'meshes' function)`);
@@ -32,9 +43,13 @@ interface BuiltBody {
   springs: { kind: 'hookean' | 'squared-length'; pairs: Uint32Array; stiffness: Float64Array; rest: Float64Array }[];
   /** A chain's bar segments (node pairs, cross-section areas, rest lengths). */
   segments?: { pairs: Uint32Array; area: Float64Array; rest: Float64Array };
+  /** A thin shell's triangles (body-local node ids) and its thickness and bending modulus. */
+  shell?: { triangles: Uint32Array; thickness: number; bendingModulus: number };
   fixed: Uint8Array; // per node
   moving: { nodes: number[]; velocity: Vec3 }[];
   material?: Scene['bodies'][number]['material'];
+  /** An affine body: its 4 DOF nodes and mapped surface replace the mesh nodes (which are then not in the model). */
+  affine?: AffineBodyLayout & { v0: Float64Array; stiffness: number };
 }
 
 /** Builds the Model of a validated scene: meshes, masses, energies, constraints, initial state. */
@@ -42,8 +57,13 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
   const defs = expandRepeats(scene.bodies);
   const built = defs.map((body, i) => buildBody(body, i, resolveMesh));
   const obstacleMeshes = scene.obstacles.map((o) => obstacleSurface(o));
-  const bodyNodes = built.reduce((s, b) => s + b.rest.length / 3, 0);
-  const nNodes = bodyNodes + obstacleMeshes.reduce((s, m) => s + (m ? m.positions.length / 3 : 0), 0);
+  // Node layout: the deformable bodies' nodes, the obstacles' nodes, then 4 nodes per affine body. Vertices (what
+  // surfaces index, model/vertex-map.ts): the same as nodes up to the affine nodes, then the affine bodies' surface
+  // vertices, mapped; without affine bodies the map is the identity.
+  const bodyNodes = built.reduce((s, b) => s + (b.affine ? 0 : b.rest.length / 3), 0);
+  const realNodes = bodyNodes + obstacleMeshes.reduce((s, m) => s + (m ? m.positions.length / 3 : 0), 0);
+  const affineBodies = built.filter((b) => b.affine);
+  const nNodes = realNodes + 4 * affineBodies.length;
   const rest = new Float64Array(3 * nNodes);
   const x0 = new Float64Array(3 * nNodes);
   const v0 = new Float64Array(3 * nNodes);
@@ -53,8 +73,28 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
   const bodies: BodyInfo[] = [];
   const motions: ConstraintMotion[] = [];
   const surfaces: Uint32Array[] = [];
+  const linearMass = new Float64Array(3 * nNodes);
+  const mapped = mappedVertices(affineBodies, realNodes);
+  const columns: number[] = [];
+  const stiffnessVolume: number[] = [];
   let offset = 0;
+  let nextAffine = 0;
   built.forEach((b, bi) => {
+    if (b.affine) {
+      const a = b.affine;
+      const node = realNodes + 4 * nextAffine;
+      rest.set(a.q0, 3 * node);
+      x0.set(a.q0, 3 * node);
+      v0.set(a.v0, 3 * node);
+      mass.set(a.dofMass, 3 * node);
+      linearMass.set(a.linearMass, 3 * node);
+      columns.push(node + 1, node + 2, node + 3);
+      stiffnessVolume.push(a.stiffness * a.volume);
+      const surface = shift(a.triangles, mapped.firstVertex[nextAffine++]);
+      bodies.push({ name: b.info.name, tets: new Uint32Array(0), surface, affineNode: node });
+      surfaces.push(surface);
+      return;
+    }
     const n = b.rest.length / 3;
     rest.set(b.rest, 3 * offset);
     x0.set(b.x0, 3 * offset);
@@ -72,6 +112,7 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
       if (tets.length > 0) terms.push(new ElasticTets(rest, tets, material, defs[bi].name ?? `body ${bi}`));
       if (b.segments) terms.push(new BarSegments(shift(b.segments.pairs, offset), b.segments.area, b.segments.rest, material));
     }
+    if (b.shell) terms.push(...shellTerms(b, shift(b.shell.triangles, offset), rest, bi, defs[bi].name ?? `body ${bi}`));
     for (const group of b.springs) {
       if (group.pairs.length === 0) continue;
       const Term = group.kind === 'hookean' ? Springs : SquaredLengthSprings;
@@ -90,11 +131,13 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
   for (let d = 0; d < v0.length; d++) if (constrained[d]) v0[d] = 0;
   offset = 0;
   for (const b of built) {
+    if (b.affine) continue;
     for (const m of b.moving) for (const i of m.nodes) for (let a = 0; a < 3; a++) v0[3 * (offset + i) + a] = m.velocity[a];
     offset += b.rest.length / 3;
   }
   // Obstacle meshes: fixed nodes after the bodies' (no mass, never moving), their triangles written with the frames.
-  const obstacleTriangles: (Uint32Array | null)[] = obstacleMeshes.map((m) => {
+  const obstacles: ObstacleMesh[] = [];
+  const obstacleTriangles: (Uint32Array | null)[] = obstacleMeshes.map((m, oi) => {
     if (!m) return null;
     const n = m.positions.length / 3;
     rest.set(m.positions, 3 * offset);
@@ -102,15 +145,21 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
     constrained.fill(1, 3 * offset, 3 * (offset + n));
     const tris = shift(m.triangles, offset);
     surfaces.push(tris);
+    obstacles.push({ name: scene.obstacles[oi].name, triangles: tris });
     offset += n;
     return tris;
   });
+  linearMass.set(mass.subarray(0, 3 * realNodes));
+  if (stiffnessVolume.length > 0) terms.push(new OrthogonalityPotential(Uint32Array.from(columns), Float64Array.from(stiffnessVolume)));
   const g = scene.gravity;
-  if (g[0] !== 0 || g[1] !== 0 || g[2] !== 0) terms.push(new Gravity(mass, [g[0], g[1], g[2]]));
+  if (g[0] !== 0 || g[1] !== 0 || g[2] !== 0) terms.push(new Gravity(linearMass, [g[0], g[1], g[2]]));
   let contact: ContactModel | undefined;
   if (scene.contact || scene.obstacles.length > 0) {
-    contact = buildContact(scene, defs, built, bodies, obstacleTriangles, nNodes, rest, constrained);
-    terms.push(contact.barrier);
+    const i = defs.findIndex((d) => d.kind === 'affine');
+    if (i >= 0 && scene.contact?.adaptiveKappa) throw new SceneError(`contact.adaptiveKappa: not available with affine bodies (bodies[${i}]) yet; give a fixed contact.kappa`);
+    contact = buildContact(scene, defs, built, bodies, obstacleTriangles, mapped.map, rest, constrained);
+    // The barrier acts on vertex positions; with affine bodies through the vertex map (contact/mapped-term.ts).
+    terms.push(isIdentityMap(mapped.map) ? contact.barrier : new MappedTerm(contact.barrier, mapped.map));
   }
   const surface = new Uint32Array(surfaces.reduce((s, a) => s + a.length, 0));
   let o = 0;
@@ -121,7 +170,45 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
   for (let d = 0; d < mass.length; d++) {
     if (!constrained[d] && !(mass[d] > 0)) throw new SceneError(`node ${Math.floor(d / 3)} is free but has no mass (a node in no tet?)`);
   }
-  return { nNodes, rest, x0, v0, mass, constrained, motions, terms, bodies, surface, contact };
+  return { nNodes, rest, x0, v0, mass, constrained, motions, terms, bodies, surface, obstacles, contact, vertexMap: mapped.map, linearMass };
+}
+
+/**
+ * The vertex map of a model whose first realNodes nodes are vertices themselves and whose affine bodies (in order)
+ * own the 4 nodes from realNodes + 4 k: their surface vertices x = p + sum_k r_k c_k follow, numbered from
+ * realNodes body by body (firstVertex).
+ */
+function mappedVertices(affine: BuiltBody[], realNodes: number): { map: VertexMap; firstVertex: number[] } {
+  const count = affine.reduce((s, b) => s + b.affine!.vertices.length, 0);
+  const start = new Int32Array(count + 1);
+  const nodes = new Int32Array(4 * count);
+  const weights = new Float64Array(4 * count);
+  const firstVertex: number[] = [];
+  let v = 0;
+  affine.forEach((b, k) => {
+    const { vertices, restCoordinates } = b.affine!;
+    const node = realNodes + 4 * k;
+    firstVertex.push(realNodes + v);
+    for (let i = 0; i < vertices.length; i++, v++) {
+      start[v + 1] = 4 * (v + 1);
+      nodes.set([node, node + 1, node + 2, node + 3], 4 * v);
+      weights.set([1, restCoordinates[3 * i], restCoordinates[3 * i + 1], restCoordinates[3 * i + 2]], 4 * v);
+    }
+  });
+  return { map: { nVertices: realNodes + count, identityCount: realNodes, start, nodes, weights }, firstVertex };
+}
+
+/** The membrane and (unless its bending modulus is 0) the bending term of a shell body, on global node ids. */
+function shellTerms(b: BuiltBody, triangles: Uint32Array, rest: Float64Array, bi: number, label: string): PotentialTerm[] {
+  const material = b.material;
+  if (!material) throw new SceneError(`bodies[${bi}].material: required for a 'shell' mesh (its membrane's model, youngsModulus and poissonRatio)`);
+  if (!(MEMBRANE_MODELS as readonly string[]).includes(material.model)) {
+    throw new SceneError(`bodies[${bi}].material.model: a shell's membrane is ${MEMBRANE_MODELS.map((m) => `'${m}'`).join(' or ')}, not '${material.model}'`);
+  }
+  const { thickness, bendingModulus } = b.shell!;
+  const terms: PotentialTerm[] = [new ShellMembrane(rest, triangles, material.model as MembraneModel, material.youngsModulus, material.poissonRatio, thickness, label)];
+  if (bendingModulus > 0) terms.push(new ShellBending(rest, triangles, plateBendingStiffness(bendingModulus, material.poissonRatio, thickness) / 2, label));
+  return terms;
 }
 
 /** buildModel for a front end: any failure comes from the input (mesh files, regions, materials), so it is a SceneError. */
@@ -175,10 +262,12 @@ function buildContact(
   built: BuiltBody[],
   bodies: BodyInfo[],
   obstacleTriangles: (Uint32Array | null)[],
-  nNodes: number,
+  map: VertexMap,
   rest: Float64Array,
   constrained: Uint8Array,
 ): ContactModel {
+  // The collision system lives on vertices (the nodes themselves without affine bodies).
+  const nVertices = map.nVertices;
   const settings = scene.contact ?? contactSchema.parse({}); // obstacles without a contact section: the defaults
   const groups: CollisionGroupInput[] = [];
   let offset = 0;
@@ -195,7 +284,7 @@ function buildContact(
       triangles: bodies[bi].surface,
       points: isParticles ? Uint32Array.from({ length: n }, (_, i) => offset + i) : undefined,
     });
-    offset += n;
+    if (!b.affine) offset += n;
   });
   const planes: ContactPlane[] = [];
   scene.obstacles.forEach((o, oi) => {
@@ -209,10 +298,12 @@ function buildContact(
       groups.push({ name: o.name, kind: 'obstacle', friction, selfContact: false, triangles: obstacleTriangles[oi]! });
     }
   });
-  const fixedNodes = new Uint8Array(nNodes);
-  for (let i = 0; i < nNodes; i++) fixedNodes[i] = constrained[3 * i] & constrained[3 * i + 1] & constrained[3 * i + 2];
-  const mesh = buildCollisionMesh(nNodes, groups, planes, fixedNodes);
-  const barrier = new BarrierPotential(mesh, rest, { kappa: settings.kappa, dhat: settings.dhat, hessian: settings.barrierHessian });
+  const fixedNodes = new Uint8Array(nVertices);
+  for (let i = 0; i < map.identityCount; i++) fixedNodes[i] = constrained[3 * i] & constrained[3 * i + 1] & constrained[3 * i + 2];
+  const mesh = buildCollisionMesh(nVertices, groups, planes, fixedNodes);
+  const restVertices = new Float64Array(3 * nVertices);
+  vertexPositions(map, rest, restVertices);
+  const barrier = new BarrierPotential(mesh, restVertices, { kappa: settings.kappa, dhat: settings.dhat, hessian: settings.barrierHessian });
   const hasFriction = groups.some((g) => g.friction > 0) && (planes.some((p) => p.friction > 0) || groups.length > 1 || groups.some((g) => g.friction > 0 && g.selfContact));
   return { mesh, barrier, frictionVelocity: settings.frictionVelocity, hasFriction, adaptiveKappa: settings.adaptiveKappa };
 }
@@ -224,6 +315,7 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
   let mass: Float64Array;
   const springs: BuiltBody['springs'] = [];
   let segments: BuiltBody['segments'];
+  let shellTriangles: Uint32Array | undefined;
   const mesh = def.mesh;
   if (mesh.type === 'particles') {
     if (mesh.masses.length !== mesh.positions.length) {
@@ -235,6 +327,12 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     positions = new Float64Array(3 * (mesh.cells + 1));
     for (let i = 0; i <= mesh.cells; i++) positions[3 * i] = (mesh.length * i) / mesh.cells;
     mass = new Float64Array(mesh.cells + 1);
+  } else if (mesh.type === 'shell') {
+    const surface = mesh.shape.type === 'file' ? resolveMesh(def, index) : generateShellShape(mesh.shape);
+    if (!surface.triangles || surface.triangles.length === 0) throw new SceneError(`${where}.mesh.shape: the shell has no triangles`);
+    positions = new Float64Array(surface.positions);
+    shellTriangles = surface.triangles;
+    mass = new Float64Array(positions.length / 3);
   } else {
     const tm = mesh.type === 'box' ? boxGrid(mesh.size, mesh.cells, { tetsPerCell: mesh.tetsPerCell }) : resolveMesh(def, index);
     positions = new Float64Array(tm.positions);
@@ -247,6 +345,13 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
   if (tets.length > 0) {
     if (!def.material) throw new SceneError(`${where}.material: required for a '${mesh.type}' mesh`);
     lumpedMass(positions, tets, def.material.density, mass);
+  }
+  let shell: BuiltBody['shell'];
+  if (mesh.type === 'shell' && shellTriangles) {
+    const density = mesh.areaDensity ?? (def.material ? def.material.density * mesh.thickness : undefined);
+    if (density === undefined) throw new SceneError(`${where}.material: required for a 'shell' mesh`);
+    lumpedShellMass(positions, shellTriangles, density, mass);
+    shell = { triangles: shellTriangles, thickness: mesh.thickness, bendingModulus: mesh.bendingModulus ?? def.material?.youngsModulus ?? 0 };
   }
   if (mesh.type === 'chain') {
     if (!def.material) throw new SceneError(`${where}.material: required for a 'chain' mesh`);
@@ -282,7 +387,8 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     for (const i of nodes) fixed[i] = 1;
   });
   const moving = def.moving.map((m, mi) => ({ nodes: selectRegion(m.region, x0, `${where}.moving[${mi}].region`), velocity: m.velocity as Vec3 }));
-  const surface = tets.length > 0 ? extractSurface({ positions: rest, tets }).triangles : new Uint32Array(0);
+  const surface = tets.length > 0 ? extractSurface({ positions: rest, tets }).triangles : (shellTriangles ?? new Uint32Array(0));
+  const affine = def.kind === 'affine' ? affineBody(def, where, rest, surface) : undefined;
   return {
     info: { name: def.name ?? `body ${index}`, tets, surface },
     rest,
@@ -291,10 +397,33 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     mass,
     springs,
     segments,
+    shell,
     fixed,
     moving,
     material: def.material,
+    affine,
   };
+}
+
+/** An affine body of the body's (transformed) mesh: what it cannot have is reported by field. */
+function affineBody(def: BodyDef, where: string, positions: Float64Array, surface: Uint32Array): BuiltBody['affine'] {
+  const not = (field: string, why: string) => new SceneError(`${where}.${field}: an affine body ${why}`);
+  if (def.mesh.type === 'particles' || def.mesh.type === 'chain' || def.mesh.type === 'shell') throw not('kind', `needs a closed surface; a '${def.mesh.type}' mesh has none`);
+  if (def.fixed.length > 0) throw not('fixed', 'has no nodes to fix (its DOFs are a translation and a matrix)');
+  if (def.moving.length > 0) throw not('moving', 'has no nodes to move (its DOFs are a translation and a matrix)');
+  if (def.lockAxes.length > 0) throw not('lockAxes', 'has no nodes whose coordinates could be locked');
+  if (def.deform) throw not('deform', 'starts undeformed (its shape is the mesh under an affine map)');
+  if (def.velocity.ramp) throw not('velocity.ramp', 'starts with a rigid velocity (linear and angular only)');
+  let layout: AffineBodyLayout;
+  try {
+    layout = affineBodyLayout(positions, surface, def.material!.density);
+  } catch (err) {
+    throw not('mesh', `cannot be made of this mesh: ${(err as Error).message}`);
+  }
+  const v0 = new Float64Array(12);
+  const vel = def.velocity;
+  rigidVelocity(layout.q0, vel.linear, vel.angular ?? [0, 0, 0], vel.center, v0);
+  return { ...layout, v0, stiffness: def.material!.youngsModulus };
 }
 
 /**

@@ -7,6 +7,15 @@ import type { DecayPiece, EnergyTargetOptions } from '../integrators/energy-targ
 import type { RunOptions } from '../sim/simulate.js';
 import type { Scene } from './schema.js';
 
+/**
+ * The frame files a run may write (--frames, the library's `frames`): OBJ surfaces (what the viewer plays), VTU
+ * unstructured grids with a .pvd collection (ParaView), or both.
+ */
+export const FRAME_FORMATS = ['obj', 'vtu', 'both'] as const;
+export type FrameFormat = (typeof FRAME_FORMATS)[number];
+/** The one default of --frames and of the library's `frames`. */
+export const DEFAULT_FRAME_FORMAT: FrameFormat = 'obj';
+
 export interface RunOptionOverrides {
   /** Stop as unstable when |H| exceeds this multiple of the initial energy scale (default 1e3). */
   blowUpFactor?: number;

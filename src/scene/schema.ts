@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { integratorNames } from '../integrators/registry.js';
+import { DEFAULT_THREADS, MAX_THREADS } from '../solver/threads.js';
 
 /**
  * The scene format (JSON). Every field is documented here with its default; `vivace scenes --schema` prints this
@@ -70,7 +71,12 @@ function cellVolume(size: readonly number[], cells: readonly number[]): number {
 const direction = vec3.refine((v) => v[0] !== 0 || v[1] !== 0 || v[2] !== 0, { message: 'must be a non-zero vector' });
 
 /** The tet mesh file formats a `file` mesh may be in (mesh-files.ts reads them; errors and docs list them). */
-export const TET_MESH_FORMATS = ['TetGen .node + .ele (each optionally .gz)', 'Gmsh .msh v2 ASCII (optionally .gz)'] as const;
+export const TET_MESH_FORMATS = [
+  'TetGen .node + .ele (each optionally .gz)',
+  'Gmsh .msh 2 ASCII or 4.1 ASCII/binary',
+  'legacy VTK .vtk unstructured grid (ASCII/binary)',
+  'VTK XML .vtu unstructured grid (ascii or inline binary, optionally zlib)',
+] as const;
 
 /**
  * A scene name becomes part of the default output path (out/<name>-<integrator>), so it is one plain path component:
@@ -104,6 +110,30 @@ export const regionSchema = z.union(
   ],
   { error: 'expected a region: { "box": { "min": [x, y, z], "max": [x, y, z] } } or { "nodes": [whole numbers >= 0] }' },
 );
+
+/** The flat shapes a shell may be generated as (x-z plane, y = 0, before the body's transform). */
+export const shellShapeSchema = byType([
+  z.strictObject({
+    type: z.literal('rectangle'),
+    size: z.tuple([positive, positive]).describe('extent along x and z (m), corner at the origin'),
+    cells: z.tuple([cellCount, cellCount]).describe('cells along x and z, two right triangles each (diagonals alternating)'),
+  }),
+  z.strictObject({
+    type: z.literal('disc'),
+    radius: positive.describe('m, centred at the origin'),
+    rings: cellCount.describe('concentric rings of nodes, ring k holding 6 k nodes: 1 + 3 rings (rings + 1) nodes, 6 rings^2 triangles'),
+  }),
+  z.strictObject({
+    type: z.literal('polygon'),
+    sides: z.number().int().min(3).describe('corners of the regular polygon (one on +x)'),
+    radius: positive.describe('circumradius (m), centred at the origin'),
+    rings: cellCount.describe('nested copies of the outline, copy k with k nodes per side'),
+  }),
+  z.strictObject({
+    type: z.literal('file'),
+    path: z.string().min(1).describe('an OBJ surface (v and f lines; polygons fan-triangulated), relative to the scene file; a manifold triangle mesh'),
+  }),
+]);
 
 export const meshSchema = byType([
   z
@@ -157,6 +187,17 @@ export const meshSchema = byType([
       "cross-section area A (m^2, not scaled by transform): each segment stores A L psi(diag(s, 1, 1)) of the body's material (stretch s along it, lateral stretches held at 1: a block with y and z locked whose cross-sections move as one) and gives density A L / 2 to each end node",
     ),
   }),
+  z.strictObject({
+    type: z.literal('shell'),
+    shape: shellShapeSchema,
+    thickness: positive.describe('slab thickness t (m): membrane energy t A psi, bending stiffness from E t^3'),
+    areaDensity: positive.optional().describe('kg/m^2 (lumped, a third of each triangle to each corner); default material.density * thickness'),
+    bendingModulus: z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe("bending Young's modulus E_b (Pa) of the discrete-shells hinges, D = E_b t^3 / (12 (1 - nu^2)); default material.youngsModulus; 0 = a membrane without bending"),
+  }),
 ]);
 
 export const materialSchema = z.strictObject({
@@ -166,9 +207,18 @@ export const materialSchema = z.strictObject({
   density: positive.default(1000).describe('kg/m^3'),
 });
 
+/** How a body's mesh moves: its own nodes (FEM tets, particles, chains), or as one affine body of 12 DOFs. */
+export const BODY_KINDS = ['deformable', 'affine'] as const;
+
 export const bodySchema = z.strictObject({
   name: z.string().optional(),
   mesh: meshSchema,
+  kind: z
+    .enum(BODY_KINDS)
+    .default('deformable')
+    .describe(
+      "'deformable': the mesh's nodes are the DOFs; 'affine': the body moves as x = A X + p (Lan et al. 2022, Affine Body Dynamics; 12 DOFs, mass from the mesh's closed surface, near-rigid through the orthogonality potential with kappa = material.youngsModulus); no fixed, moving, lockAxes, deform or velocity.ramp",
+    ),
   transform: z
     .strictObject({
       height: positive.optional().describe('uniform scale so that the mesh bounding box is this tall (y), applied first'),
@@ -178,7 +228,7 @@ export const bodySchema = z.strictObject({
       translate: vec3.default([0, 0, 0]),
     })
     .prefault({}),
-  material: materialSchema.optional().describe('required for tet meshes'),
+  material: materialSchema.optional().describe("required for tet meshes, chains and shells (a shell's membrane: 'neo-hookean' or 'stvk', plane stress)"),
   deform: z
     .strictObject({
       axis: direction.describe('long axis of the body; s in [0, 1] runs along it over the body'),
@@ -294,6 +344,13 @@ export const sceneSchema = z.strictObject({
       maxNewtonIterations: z.number().int().positive().default(100),
       cgTolerance: positive.default(1e-4).describe('PCG relative residual'),
       projectPsd: z.boolean().default(true),
+      threads: z
+        .number()
+        .int()
+        .min(1)
+        .max(MAX_THREADS)
+        .default(DEFAULT_THREADS)
+        .describe('threads of the element loops (energy, gradient, Hessian of each body of at least 1000 tets per thread); results are the same to the bit for any count'),
     })
     .prefault({}),
   contact: contactSchema.optional().describe('IPC contact; on when given or when there are obstacles'),
@@ -334,6 +391,7 @@ export type SceneInput = z.input<typeof sceneSchema>;
 export type Scene = z.output<typeof sceneSchema>;
 export type BodyDef = z.output<typeof bodySchema>;
 export type Region = z.output<typeof regionSchema>;
+export type ShellShape = z.output<typeof shellShapeSchema>;
 export type Obstacle = z.output<typeof obstacleSchema>;
 export type ContactSettings = z.output<typeof contactSchema>;
 

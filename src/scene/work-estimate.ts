@@ -5,6 +5,7 @@
  * gives out. Pure: the sizes of file meshes come from the caller (one read of each file; `repeat` multiplies them).
  */
 
+import { shellShapeSize } from '../mesh/shell-shapes.js';
 import { findIntegrator } from '../integrators/registry.js';
 import { AUTO_SOLVER_LIMITS } from '../math/linear-solver.js';
 import { frameInterval } from '../sim/simulate.js';
@@ -87,6 +88,11 @@ function bodySize(body: BodyDef, index: number, meshSize: MeshSizer): { nodes: n
     const [a, b, c] = mesh.cells;
     const nodes = (a + 1) * (b + 1) * (c + 1);
     return { nodes, tets: mesh.tetsPerCell * a * b * c, drawnNodes: nodes - Math.max(0, (a - 1) * (b - 1) * (c - 1)), triangles: 4 * (a * b + b * c + c * a) };
+  }
+  if (mesh.type === 'shell') {
+    // A surface file has about twice as many triangles as nodes.
+    const { nodes, triangles } = mesh.shape.type === 'file' ? { nodes: meshSize(body, index).nodes, triangles: 2 * meshSize(body, index).nodes } : shellShapeSize(mesh.shape);
+    return { nodes, tets: 0, drawnNodes: nodes, triangles };
   }
   const { nodes, tets } = meshSize(body, index);
   // A compact solid shows about 6 n^(2/3) of its n nodes on the surface (a cube exactly), with twice as many triangles.

@@ -6,7 +6,8 @@ import { newCounters, type IntegratorParams, type IntegratorState } from '../int
 import { checkParams, findIntegrator } from '../integrators/registry.js';
 import { createLinearSolver, type LinearSolverName } from '../math/linear-solver.js';
 import { countInvertedTets } from '../mesh/tet-mesh.js';
-import type { Model } from '../model/model.js';
+import { DEFAULT_THREADS, threadPoolFor } from '../solver/threads.js';
+import { contactPositions, type Model } from '../model/model.js';
 import type { RunSummary, StepRecord } from './records.js';
 
 export interface SolverOptions {
@@ -18,6 +19,8 @@ export interface SolverOptions {
   /** PCG relative residual tolerance. */
   cgTolerance: number;
   projectPsd: boolean;
+  /** Threads of the element loops (default DEFAULT_THREADS); results are the same to the bit for any count. */
+  threads?: number;
 }
 
 export const defaultSolverOptions: SolverOptions = {
@@ -26,6 +29,7 @@ export const defaultSolverOptions: SolverOptions = {
   maxNewtonIterations: 100,
   cgTolerance: 1e-4,
   projectPsd: true,
+  threads: DEFAULT_THREADS,
 };
 
 export interface RunOptions {
@@ -96,8 +100,8 @@ export interface RunCheckpoint {
 export interface RunObserver {
   /** Every step, step 0 (the initial state) included. */
   step?(record: StepRecord): void;
-  /** Every output frame (frame 0 is the initial state). x is live: copy what you keep. */
-  frame?(index: number, t: number, x: Float64Array): void;
+  /** Every output frame (frame 0 is the initial state). x and v are live: copy what you keep. */
+  frame?(index: number, t: number, x: Float64Array, v: Float64Array): void;
   /** Per-frame invariant check (inverted tets ...); a thrown error stops the run with its message. */
   check?(step: number, x: Float64Array): void;
   /** Every `checkpointEvery` steps (RunOptions): a checkpoint to save; its arrays are copies. */
@@ -141,6 +145,17 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
  * value is simulate()'s result.
  */
 export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObserver = {}): Generator<number, RunResult, boolean | undefined> {
+  // The element loops run on the host's worker threads (none in a browser); the terms let go of them at the end.
+  const pool = threadPoolFor(opts.solver.threads ?? DEFAULT_THREADS);
+  for (const term of model.terms) term.useThreads?.(pool);
+  try {
+    return yield* runSteps(model, opts, observer);
+  } finally {
+    for (const term of model.terms) term.useThreads?.(null);
+  }
+}
+
+function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Generator<number, RunResult, boolean | undefined> {
   if (!(opts.h > 0) || !Number.isFinite(opts.h)) throw new Error(`time step must be a positive number (got ${opts.h})`);
   if (!(opts.duration >= 0)) throw new Error(`duration must be >= 0 (got ${opts.duration})`);
   const spec = findIntegrator(opts.integrator);
@@ -171,10 +186,13 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
   const frameEvery = frameInterval(opts);
   const potentials = new Map<string, number>();
   const mass = model.mass;
+  // Linear momentum weighs velocities by first moments (0 on an affine body's matrix columns); the angular momentum
+  // sum over nodes with the DOF masses is exact for affine bodies too (model/affine-body.ts).
+  const linearMass = model.linearMass ?? mass;
 
   const record = (step: number, alpha: number, newton: number, linear: number, wallMs: number, dissipated: number, frictionLoss: number, warning?: string): StepRecord => {
     const p = energyByName(model.terms, state.x, potentials);
-    const contact = model.contact ? model.contact.barrier.activeContacts(state.x, null) : { count: 0, minDistance: NaN };
+    const contact = model.contact ? model.contact.barrier.activeContacts(contactPositions(model, state.x), null) : { count: 0, minDistance: NaN };
     const k = dyn.kinetic(state.v);
     const momentum: [number, number, number] = [0, 0, 0];
     const angular: [number, number, number] = [0, 0, 0];
@@ -184,9 +202,10 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
       const px = m * v[d];
       const py = m * v[d + 1];
       const pz = m * v[d + 2];
-      momentum[0] += px;
-      momentum[1] += py;
-      momentum[2] += pz;
+      const ml = linearMass[d];
+      momentum[0] += ml * v[d];
+      momentum[1] += ml * v[d + 1];
+      momentum[2] += ml * v[d + 2];
       angular[0] += x[d + 1] * pz - x[d + 2] * py;
       angular[1] += x[d + 2] * px - x[d] * pz;
       angular[2] += x[d] * py - x[d + 1] * px;
@@ -216,11 +235,11 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
 
   const contactChecks = model.contact ? (opts.contactChecks ?? 'frames') : 'off';
   const checkContact = (x: Float64Array): void => {
-    const hit = findIntersection(model.contact!.mesh, x);
+    const hit = findIntersection(model.contact!.mesh, contactPositions(model, x));
     if (hit) throw new Error(`contact invariant violated: ${hit.message}`);
   };
   if (model.contact) {
-    const hit = findIntersection(model.contact.mesh, state.x);
+    const hit = findIntersection(model.contact.mesh, contactPositions(model, state.x));
     if (hit) throw new Error(`the ${resume ? 'checkpoint' : 'initial'} state intersects: ${hit.message}`);
   }
   // A resumed run starts from its checkpoint's record; the initial energies and totals come from the checkpoint.
@@ -237,7 +256,7 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
   if (!resume) {
     observer.check?.(0, state.x);
     observer.step?.(current);
-    observer.frame?.(0, 0, state.x);
+    observer.frame?.(0, 0, state.x, state.v);
   }
 
   const energyScale = Math.max(Math.abs(initial.total), initial.kinetic + Math.abs(initial.potential), 1e-12);
@@ -370,7 +389,7 @@ export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObse
     minEnergy = Math.min(minEnergy, rec.total);
     maxEnergy = Math.max(maxEnergy, rec.total);
     observer.step?.(rec);
-    if (isFrame) observer.frame?.(step / frameEvery, rec.t, state.x);
+    if (isFrame) observer.frame?.(step / frameEvery, rec.t, state.x, state.v);
     last = rec;
     if (checkpointEvery > 0 && observer.checkpoint && (step % checkpointEvery === 0 || step === steps)) checkpoint(step);
     if ((yield step) && step < steps) stopped = INTERRUPTED;

@@ -6,6 +6,8 @@
 
 import { SpringSet } from '../../src/energies/spring-set.js';
 import { integrators } from '../../src/integrators/registry.js';
+import { vertexMapOf } from '../../src/model/model.js';
+import { gatherVertices } from '../../src/model/vertex-map.js';
 import { buildModel } from '../../src/scene/build.js';
 import { frameGeometry } from '../../src/sim/frame-geometry.js';
 import { frameInterval, simulate } from '../../src/sim/simulate.js';
@@ -36,7 +38,9 @@ function run(start: StartMessage): void {
   const model = buildModel(scene, demoMeshes);
   const options = demoRunOptions(scene);
   const { nodes, triangles } = frameGeometry(model);
-  const slot = new Int32Array(model.nNodes).fill(-1);
+  const vertexMap = vertexMapOf(model);
+  const mapped = new Float64Array(3 * nodes.length);
+  const slot = new Int32Array(vertexMap.nVertices).fill(-1);
   nodes.forEach((node, i) => (slot[node] = i));
 
   // Bodies by their surface (tet bodies, then obstacle meshes as one group each), particles by themselves.
@@ -99,13 +103,8 @@ function run(start: StartMessage): void {
     step: onStep,
     frame: (index, t, x) => {
       flush();
-      const positions = new Float32Array(3 * nodes.length);
-      for (let i = 0; i < nodes.length; i++) {
-        const d = 3 * nodes[i];
-        positions[3 * i] = x[d];
-        positions[3 * i + 1] = x[d + 1];
-        positions[3 * i + 2] = x[d + 2];
-      }
+      gatherVertices(vertexMap, x, nodes, mapped);
+      const positions = Float32Array.from(mapped);
       post({ type: 'frame', index, t, positions }, [positions.buffer]);
     },
   });
