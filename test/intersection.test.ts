@@ -458,3 +458,25 @@ test('findEdgeTriangleCandidates equals brute-force box-overlap enumeration', ()
     }
   }
 });
+
+test('segment vs triangle nearly in one plane (neighbours in a flat shell): apart unless the segment crosses the triangle', () => {
+  // The edge and triangle of a flat sheet that failed a shell run (the old test took the tiny volumes for zeros and
+  // reported them as meeting): 1 cm apart in the plane, round-off across it.
+  const seen = Float64Array.from([
+    0.11036417554566857, 0.024755000000007417, 0.012500012140055621, 0.12039713755354889, 0.024754999999964323, 0.025000000000000001,
+    0.11036417481746923, 0.024754999999996925, 0.025000000000000001, 0.11036417554566857, 0.024755000000007417, 0.037499987859944378,
+    0.1003312159447953, 0.024755000000000676, 0.037499989020067778,
+  ]);
+  assert.equal(segmentIntersectsTriangle(seen, 0, 1, 2, 3, 4), false);
+  const rand = rng(5);
+  for (let trial = 0; trial < 200; trial++) {
+    const noise = () => 1e-13 * (2 * rand() - 1);
+    // Edge (0.110, 0.0125) -> (0.120, 0.025) in (x, z); triangle (0.110, 0.025), (0.110, 0.0375), (0.100, 0.0375).
+    const x = Float64Array.from([0.11036, 0.0248 + noise(), 0.0125, 0.1204, 0.0248 + noise(), 0.025, 0.11036, 0.0248 + noise(), 0.025, 0.11036, 0.0248 + noise(), 0.0375, 0.10033, 0.0248 + noise(), 0.0375]);
+    assert.equal(segmentIntersectsTriangle(x, 0, 1, 2, 3, 4), false, `trial ${trial}: apart in the plane`);
+    // A short segment tilted through the triangle's inside meets it.
+    const through = Float64Array.from(x);
+    through.set([0.106, 0.0248 + 1e-4, 0.034, 0.107, 0.0248 - 1e-4, 0.035], 0);
+    assert.equal(segmentIntersectsTriangle(through, 0, 1, 2, 3, 4), true, `trial ${trial}: through the triangle`);
+  }
+});

@@ -83,3 +83,17 @@ test('a threaded loop names the first inverted tet as one thread does', () => {
   assert.equal(message(() => term.addHessian(x, 1, H, true)), message(() => serial.addHessian(x, 1, assembleHessianPattern(serial, x.length / 3), true)));
   term.useThreads(null);
 });
+
+test("a worker's error reaches the calling thread, which goes on working", () => {
+  const pool = threadPoolFor(2)!;
+  pool.start([{ kind: 'elastic-tets', id: -1, op: 'energy' }]);
+  assert.throws(() => pool.wait(), /worker thread: .*no term -1 \(elastic-tets\) was set up/);
+  // The pool is usable afterwards: a real term still gets the one-thread numbers.
+  const { X, tets, x } = twistedBox(33);
+  const term = new ElasticTets(X, tets, createMaterial('corotated', { youngsModulus: 1e5, poissonRatio: 0.4 }));
+  const serial = term.energy(x);
+  term.useThreads(pool);
+  assert.equal(term.threadCount, 2);
+  assert.ok(Object.is(term.energy(x), serial));
+  term.useThreads(null);
+});

@@ -2,6 +2,7 @@
  * The one collision system of a model: every primitive that can touch another, with the group it belongs to.
  *
  *   - body surfaces: boundary vertices, edges and triangles of every tet body (one group per body),
+ *   - shells: all vertices, edges and triangles of a thin shell (one group per shell; both sides collide),
  *   - codimensional points: free particles (a group per particle body; vertices only),
  *   - obstacle meshes (stairs, imported triangle meshes): nodes of the model that are fixed, in groups of their own,
  *   - planes: analytic half-spaces, paired with every collision vertex that is not fixed.
@@ -22,8 +23,11 @@ export interface ContactPlane {
 
 export interface CollisionGroup {
   readonly name: string;
-  /** 'body' (tet surface), 'particles' (codimensional points) or 'obstacle' (fixed triangle mesh). */
-  readonly kind: 'body' | 'particles' | 'obstacle';
+  /**
+   * 'body' (tet surface), 'shell' (a thin shell's triangles, two-sided: the distances are unsigned, so it needs no
+   * pair kind of its own), 'particles' (codimensional points) or 'obstacle' (fixed triangle mesh).
+   */
+  readonly kind: 'body' | 'shell' | 'particles' | 'obstacle';
   readonly friction: number;
   /** Whether pairs of primitives both in this group are considered. */
   readonly selfContact: boolean;
@@ -137,7 +141,7 @@ export function describeGroup(mesh: CollisionMesh, node: number): string {
   const g = mesh.groupOfNode[node];
   if (g < 0) return 'no collision group';
   const group = mesh.groups[g];
-  return `${group.kind === 'obstacle' ? 'obstacle' : group.kind === 'particles' ? 'particles' : 'body'} '${group.name}'`;
+  return `${group.kind === 'obstacle' || group.kind === 'particles' || group.kind === 'shell' ? group.kind : 'body'} '${group.name}'`;
 }
 
 /** Friction coefficient of a pair: the smaller of the two surfaces' coefficients (the slipperier one wins). */

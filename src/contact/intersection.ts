@@ -247,7 +247,36 @@ export function segmentIntersectsTriangle(x: Float64Array, p: number, q: number,
   const s2 = orientation3(x, p, q, c, a);
   const anyPositive = s0 > 0 || s1 > 0 || s2 > 0;
   const anyNegative = s0 < 0 || s1 < 0 || s2 < 0;
-  return !(anyPositive && anyNegative);
+  if (anyPositive && anyNegative) return false;
+  if (s0 !== 0 && s1 !== 0 && s2 !== 0) return true;
+  // A volume within the tolerance of zero: the segment passes near an edge of the triangle, or lies nearly in its
+  // plane (neighbouring triangles of a flat shell), where every volume is tiny and says nothing. Decide on the point
+  // where the segment crosses the plane, in the plane's coordinates.
+  return crossingInTriangle(x, p, q, a, b, c, nx, ny, nz);
+}
+
+/**
+ * Whether the point where [p, q] crosses the plane of (a, b, c) (normal n; p and q not strictly on one side) lies
+ * in the closed triangle, tested in the coordinate plane across the normal's largest axis.
+ */
+function crossingInTriangle(x: Float64Array, p: number, q: number, a: number, b: number, c: number, nx: number, ny: number, nz: number): boolean {
+  const side = (k: number) => nx * (x[3 * k] - x[3 * a]) + ny * (x[3 * k + 1] - x[3 * a + 1]) + nz * (x[3 * k + 2] - x[3 * a + 2]);
+  const dp = side(p), dq = side(q);
+  const t = dp === dq ? 0 : Math.min(1, Math.max(0, dp / (dp - dq)));
+  const anx = Math.abs(nx), any = Math.abs(ny), anz = Math.abs(nz);
+  const drop = anx >= any && anx >= anz ? 0 : any >= anz ? 1 : 2;
+  const i = (drop + 1) % 3, j = (drop + 2) % 3;
+  const pi = x[3 * p + i] + t * (x[3 * q + i] - x[3 * p + i]);
+  const pj = x[3 * p + j] + t * (x[3 * q + j] - x[3 * p + j]);
+  const o = (u: number, w: number) => {
+    const ux = x[3 * w + i] - x[3 * u + i], uy = x[3 * w + j] - x[3 * u + j];
+    const vx = pi - x[3 * u + i], vy = pj - x[3 * u + j];
+    const det = ux * vy - uy * vx;
+    const tol = ORIENTATION_TOLERANCE * Math.sqrt((ux * ux + uy * uy) * (vx * vx + vy * vy));
+    return det > tol ? 1 : det < -tol ? -1 : 0;
+  };
+  const o0 = o(a, b), o1 = o(b, c), o2 = o(c, a);
+  return !((o0 > 0 || o1 > 0 || o2 > 0) && (o0 < 0 || o1 < 0 || o2 < 0));
 }
 
 /** 2D (coordinates i, j): does the closed segment [p, q] meet the closed triangle (a, b, c)? */

@@ -1,6 +1,7 @@
 /**
  * Tet meshes written by other tools: Gmsh .msh 4.1 (ASCII and binary), legacy VTK unstructured grids (.vtk, ASCII
- * and binary) and VTK XML unstructured grids (.vtu: ascii, or inline base64 binary, optionally zlib-compressed).
+ * and binary) and VTK XML unstructured grids (.vtu: ascii, or inline base64 binary, optionally zlib-compressed);
+ * and the triangle surfaces of mesh obstacles (.obj, .stl ASCII and binary).
  * Only the tetrahedra are kept (linear, or the corners of quadratic ones); other cells are skipped, and so are the
  * nodes no tet uses. Errors are MeshFileErrors naming the file and the line (a byte offset inside binary data).
  */
@@ -8,9 +9,9 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { basename, delimiter, extname, join } from 'node:path';
 import { inflateSync } from 'node:zlib';
-import type { TetMesh } from '../mesh/tet-mesh.js';
-import { TET_MESH_FORMATS } from '../scene/schema.js';
-import { MeshFileError, parseGmsh, readFileBytes, readTetgen, tetgenPaths, tetMeshFromNodeIds } from './mesh-files.js';
+import type { TetMesh, TriSurface } from '../mesh/tet-mesh.js';
+import { SURFACE_MESH_FORMATS, TET_MESH_FORMATS } from '../scene/schema.js';
+import { MeshFileError, parseGmsh, parseObj, readFileBytes, readTetgen, tetgenPaths, tetMeshFromNodeIds } from './mesh-files.js';
 
 /** Reads a tet mesh by its extension: .msh (Gmsh 2 or 4.1), .vtk, .vtu or TetGen (.node/.ele or the base name). */
 export function readTetMesh(path: string): TetMesh {
@@ -586,4 +587,102 @@ export function parseVtu(text: string, file = '<vtu>'): TetMesh {
   if (off.values.length !== nCells || typ.values.length !== nCells) throw new MeshFileError(file, off.a.line, `expected ${nCells} offsets and types (NumberOfCells), found ${off.values.length} and ${typ.values.length}`);
   const corners = vtkTets([0, ...off.values], conn.values, typ.values, nPoints, file, () => conn.a.line);
   return tetMeshFromNodeIds(pointIds(nPoints), Float64Array.from(xyz), corners, file);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Triangle surfaces (mesh obstacles): OBJ and STL
+
+/** A triangle surface from an STL file, ASCII or binary (told apart by the size a binary file must have). */
+export function parseStl(bytes: Buffer, file = '<stl>'): TriSurface {
+  const xyz: number[] = [];
+  if (bytes.length >= 84 && bytes.length === 84 + 50 * bytes.readUInt32LE(80)) {
+    const n = bytes.readUInt32LE(80);
+    for (let t = 0; t < n; t++) {
+      for (let k = 0; k < 9; k++) {
+        const v = bytes.readFloatLE(84 + 50 * t + 12 + 4 * k);
+        if (!Number.isFinite(v)) throw new MeshFileError(file, 0, `triangle ${t + 1} of ${n} (binary STL): coordinate ${v} is not finite`);
+        xyz.push(v);
+      }
+    }
+  } else {
+    const c: Cursor = new Cursor(bytes, file);
+    const head = c.nextLine();
+    if (head === null || !/^solid\b/i.test(head)) throw new MeshFileError(file, 1, `expected "solid <name>" (ASCII STL) or a binary STL of 84 + 50 x (triangle count) bytes, got ${bytes.length} bytes starting ${JSON.stringify(bytes.toString('latin1', 0, 20))}`);
+    c.endLine();
+    let inFacet = false;
+    let corners = 0;
+    let facetLine = 0;
+    for (let line = c.nextLine(); line !== null; line = c.nextLine()) {
+      const tok = line.split(/\s+/);
+      const key = tok[0].toLowerCase();
+      if (key === 'facet') {
+        if (inFacet) c.fail('expected endfacet before the next facet');
+        inFacet = true;
+        corners = 0;
+        facetLine = c.line;
+      } else if (key === 'vertex') {
+        if (!inFacet) c.fail('expected a vertex inside facet ... endfacet');
+        if (++corners > 3) c.fail('expected 3 vertices per facet, got a 4th');
+        for (let a = 1; a <= 3; a++) {
+          const v = Number(tok[a]);
+          if (tok[a] === undefined || !Number.isFinite(v)) c.fail(`expected "vertex x y z" (finite numbers), got ${JSON.stringify(line.slice(0, 60))}`);
+          xyz.push(v);
+        }
+      } else if (key === 'endfacet') {
+        if (corners !== 3) throw new MeshFileError(file, facetLine, `expected 3 vertices in this facet, got ${corners}`);
+        inFacet = false;
+      } else if (key === 'endsolid') {
+        break;
+      } else if (key !== 'outer' && key !== 'endloop' && key !== 'solid') {
+        c.fail(`expected facet, vertex or endfacet, got ${JSON.stringify(line.slice(0, 60))}`);
+      }
+      c.endLine();
+    }
+    if (inFacet) c.fail('expected endfacet, got end of file');
+  }
+  // STL repeats each corner per triangle: weld equal positions so the triangles share their edges.
+  const index = new Map<string, number>();
+  const positions: number[] = [];
+  const triangles = new Uint32Array(xyz.length / 3);
+  for (let i = 0; i < triangles.length; i++) {
+    const key = `${xyz[3 * i]},${xyz[3 * i + 1]},${xyz[3 * i + 2]}`;
+    let k = index.get(key);
+    if (k === undefined) {
+      k = positions.length / 3;
+      index.set(key, k);
+      positions.push(xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]);
+    }
+    triangles[i] = k;
+  }
+  return { positions: Float64Array.from(positions), triangles };
+}
+
+/**
+ * The triangle surface of a mesh obstacle: .obj or .stl (optionally .gz). Vertices no triangle uses are dropped; a
+ * surface without triangles or with a triangle of zero area (two corners alike, or in a line) is refused.
+ */
+export function readSurfaceMesh(path: string): TriSurface {
+  const format = /\.(obj|stl)(\.gz)?$/i.exec(path)?.[1].toLowerCase();
+  if (!format) throw new MeshFileError(path, 0, `expected a triangle surface: ${SURFACE_MESH_FORMATS.join(' or ')} (by the file's extension)`);
+  const bytes = readFileBytes(path);
+  const surface = format === 'obj' ? parseObj(bytes.toString('utf8'), path) : parseStl(bytes, path);
+  const nt = surface.triangles.length / 3;
+  if (nt === 0) throw new MeshFileError(path, 0, 'has no triangles (an OBJ needs f lines, an STL facets)');
+  const p = surface.positions;
+  const tri = surface.triangles;
+  for (let t = 0; t < nt; t++) {
+    const [a, b, c] = [3 * tri[3 * t], 3 * tri[3 * t + 1], 3 * tri[3 * t + 2]];
+    const u = [p[b] - p[a], p[b + 1] - p[a + 1], p[b + 2] - p[a + 2]];
+    const v = [p[c] - p[a], p[c + 1] - p[a + 1], p[c + 2] - p[a + 2]];
+    const area2 = Math.hypot(u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]);
+    if (!(area2 > 0)) throw new MeshFileError(path, 0, `triangle ${t + 1} of ${nt} (vertices ${a / 3 + 1}, ${b / 3 + 1}, ${c / 3 + 1}) has zero area`);
+  }
+  // Keep only the vertices of triangles, in file order.
+  const slot = new Int32Array(p.length / 3).fill(-1);
+  for (const i of tri) slot[i] = 0;
+  let n = 0;
+  for (let i = 0; i < slot.length; i++) if (slot[i] === 0) slot[i] = n++;
+  const positions = new Float64Array(3 * n);
+  for (let i = 0; i < slot.length; i++) if (slot[i] >= 0) positions.set(p.subarray(3 * i, 3 * i + 3), 3 * slot[i]);
+  return { positions, triangles: Uint32Array.from(tri, (i) => slot[i]) };
 }

@@ -6,7 +6,8 @@
  */
 
 import type { Model } from '../model/model.js';
-import { buildSceneModel, type MeshResolver, type ResolvedMesh } from '../scene/build.js';
+import type { TriSurface } from '../mesh/tet-mesh.js';
+import { buildSceneModel, type MeshObstacle, type MeshResolver, type ResolvedMesh } from '../scene/build.js';
 import type { Scene } from '../scene/schema.js';
 import { checkWork, estimateWork, WORK_LIMITS, type WorkLimits } from '../scene/work-estimate.js';
 import type { RunOptions } from '../sim/simulate.js';
@@ -16,7 +17,8 @@ import { applyOverrides, meshResolver, toRunOptions, type LoadedScene, type Scen
 export function readOnceMeshes(baseDir: string): MeshResolver {
   const read = meshResolver(baseDir);
   const cache = new Map<string, ResolvedMesh>();
-  return (body, index) => {
+  const surfaces = new Map<string, TriSurface>();
+  const bodies: MeshResolver = (body, index) => {
     const key = JSON.stringify(body.mesh);
     let mesh = cache.get(key);
     if (!mesh) {
@@ -25,6 +27,16 @@ export function readOnceMeshes(baseDir: string): MeshResolver {
     }
     return mesh;
   };
+  return Object.assign(bodies, {
+    surface(obstacle: MeshObstacle, index: number): TriSurface {
+      let surface = surfaces.get(obstacle.path);
+      if (!surface) {
+        surface = read.surface!(obstacle, index);
+        surfaces.set(obstacle.path, surface);
+      }
+      return surface;
+    },
+  });
 }
 
 /** The work limits asked for: the defaults, another step limit, or none at all (`allowLarge`). */

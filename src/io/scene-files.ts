@@ -12,13 +12,13 @@ import { fileURLToPath } from 'node:url';
 import type { IntegratorParams } from '../integrators/integrator.js';
 import { checkParams, findIntegrator, integratorNames } from '../integrators/registry.js';
 import { LINEAR_SOLVER_NAMES, type LinearSolverName } from '../math/linear-solver.js';
-import type { TetMesh } from '../mesh/tet-mesh.js';
-import type { MeshResolver, ResolvedMesh } from '../scene/build.js';
-import { parseScene, SceneError, sceneSchema, type Scene } from '../scene/schema.js';
+import type { TriSurface } from '../mesh/tet-mesh.js';
+import type { MeshObstacle, MeshResolver, ResolvedMesh } from '../scene/build.js';
+import { parseScene, SceneError, sceneSchema, SURFACE_MESH_FORMATS, type Scene } from '../scene/schema.js';
 import { checkSceneParams } from '../scene/validate.js';
 import { findParametricScene, formatSceneParams, makeParametricScene, parametricSceneNames, SceneParamError, type SceneParameter, type SceneParams } from '../scene/parametric.js';
 import { MeshFileError, readObj, readTetgen, tetgenPaths } from './mesh-files.js';
-import { readTetMesh, tetMeshKind, unsupportedMeshFormat } from './mesh-import.js';
+import { readSurfaceMesh, readTetMesh, tetMeshKind, unsupportedMeshFormat } from './mesh-import.js';
 
 /** Root of the package (where scenes/ and data/ live), found from this module so the CWD does not matter. */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -303,6 +303,17 @@ export function findJsonSyntaxError(text: string): { offset: number; message: st
 
 /** Loads 'file' meshes relative to baseDir and 'builtin' meshes from data/meshes of the package. */
 export function meshResolver(baseDir: string, meshDir = BUILTIN_MESH_DIR): MeshResolver {
+  const surface = (obstacle: MeshObstacle, index: number): TriSurface => {
+    const where = `obstacles[${index}].path`;
+    const path = isAbsolute(obstacle.path) ? obstacle.path : resolve(baseDir, obstacle.path);
+    if (!/\.(obj|stl)(\.gz)?$/i.test(path)) throw new SceneError(`${where}: ${JSON.stringify(obstacle.path)}: expected a triangle surface, ${SURFACE_MESH_FORMATS.join(' or ')}, by its extension`);
+    if (!existsSync(path)) throw new SceneError(`${where}: mesh file ${path} not found (path '${obstacle.path}' is relative to ${baseDir})`);
+    return readMeshFile(() => readSurfaceMesh(path), where);
+  };
+  return Object.assign(bodyMeshResolver(baseDir, meshDir), { surface });
+}
+
+function bodyMeshResolver(baseDir: string, meshDir: string): MeshResolver {
   return (body, index): ResolvedMesh => {
     const where = `bodies[${index}].mesh`;
     const mesh = body.mesh;
@@ -333,7 +344,7 @@ export function meshResolver(baseDir: string, meshDir = BUILTIN_MESH_DIR): MeshR
   };
 }
 
-function readMeshFile<T extends TetMesh>(read: () => T, where: string): T {
+function readMeshFile<T>(read: () => T, where: string): T {
   try {
     return read();
   } catch (err) {

@@ -14,7 +14,7 @@ import { generateShellShape } from '../mesh/shell-shapes.js';
 import { ShellBending, plateBendingStiffness } from '../energies/shell-bending.js';
 import { MEMBRANE_MODELS, ShellMembrane, lumpedShellMass, type MembraneModel } from '../energies/shell-membrane.js';
 import { extractSurface } from '../mesh/surface.js';
-import { sortTetsSpatially, type TetMesh } from '../mesh/tet-mesh.js';
+import { sortTetsSpatially, type TetMesh, type TriSurface } from '../mesh/tet-mesh.js';
 import { affineBodyLayout, rigidVelocity, type AffineBodyLayout } from '../model/affine-body.js';
 import type { BodyInfo, ConstraintMotion, ContactModel, Model, ObstacleMesh } from '../model/model.js';
 import { isIdentityMap, vertexPositions, type VertexMap } from '../model/vertex-map.js';
@@ -22,11 +22,15 @@ import { SceneError, contactSchema, type BodyDef, type Obstacle, type Region, ty
 
 type Vec3 = [number, number, number];
 
+/** A `mesh` obstacle of a scene (its triangles come from a file). */
+export type MeshObstacle = Extract<Obstacle, { type: 'mesh' }>;
+
 /**
  * Loads the mesh of a body whose mesh is a file or a shipped mesh (I/O lives outside the core): a tet mesh, or for a
- * shell read from a surface file its triangles (and no tets).
+ * shell read from a surface file its triangles (and no tets). Its optional `surface` loads the triangles of a `mesh`
+ * obstacle (obstacles[index]) in the file's coordinates.
  */
-export type MeshResolver = (body: BodyDef, index: number) => ResolvedMesh;
+export type MeshResolver = ((body: BodyDef, index: number) => ResolvedMesh) & { surface?: (obstacle: MeshObstacle, index: number) => TriSurface };
 export type ResolvedMesh = TetMesh & { triangles?: Uint32Array };
 
 const noFiles: MeshResolver = (body, index) => {
@@ -56,7 +60,7 @@ interface BuiltBody {
 export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): Model {
   const defs = expandRepeats(scene.bodies);
   const built = defs.map((body, i) => buildBody(body, i, resolveMesh));
-  const obstacleMeshes = scene.obstacles.map((o) => obstacleSurface(o));
+  const obstacleMeshes = scene.obstacles.map((o, oi) => obstacleSurface(o, oi, resolveMesh));
   // Node layout: the deformable bodies' nodes, the obstacles' nodes, then 4 nodes per affine body. Vertices (what
   // surfaces index, model/vertex-map.ts): the same as nodes up to the affine nodes, then the affine bodies' surface
   // vertices, mapped; without affine bodies the map is the identity.
@@ -250,7 +254,14 @@ function expandRepeats(bodies: readonly BodyDef[]): BodyDef[] {
   return out;
 }
 
-function obstacleSurface(o: Obstacle): { positions: Float64Array; triangles: Uint32Array } | null {
+function obstacleSurface(o: Obstacle, index: number, resolveMesh: MeshResolver): { positions: Float64Array; triangles: Uint32Array } | null {
+  if (o.type === 'mesh') {
+    if (!resolveMesh.surface) throw new SceneError(`obstacles[${index}].path: a 'mesh' obstacle is read from a file, which needs a mesh loader (runScene of 'vivace' and vivace run read it in Node)`);
+    const surface = resolveMesh.surface(o, index);
+    const positions = new Float64Array(surface.positions);
+    applyTransform(positions, o.transform);
+    return { positions, triangles: surface.triangles };
+  }
   if (o.type === 'stairs') return stairsSurface(o.steps, o.stepHeight, o.stepDepth, o.width, o.origin as Vec3);
   return null;
 }
@@ -278,7 +289,7 @@ function buildContact(
     const isParticles = def.mesh.type === 'particles' || def.mesh.type === 'chain';
     groups.push({
       name: bodies[bi].name,
-      kind: isParticles ? 'particles' : 'body',
+      kind: isParticles ? 'particles' : def.mesh.type === 'shell' ? 'shell' : 'body',
       friction: def.friction ?? settings.friction,
       selfContact: def.selfContact ?? settings.selfContact,
       triangles: bodies[bi].surface,

@@ -207,6 +207,20 @@ export const materialSchema = z.strictObject({
   density: positive.default(1000).describe('kg/m^3'),
 });
 
+/** Placement of a mesh read or generated in its own coordinates (bodies and mesh obstacles). */
+export const transformSchema = z
+  .strictObject({
+    height: positive.optional().describe('uniform scale so that the mesh bounding box is this tall (y), applied first'),
+    scale: positive.default(1).describe('uniform scale (after height)'),
+    rotate: z.strictObject({ axis: direction, degrees: z.number() }).optional().describe('rotation about the origin, after scaling'),
+    center: z.boolean().default(false).describe('move the bounding-box centre to the origin before rotate/translate'),
+    translate: vec3.default([0, 0, 0]),
+  })
+  .prefault({});
+
+/** The triangle-surface file formats a `mesh` obstacle may be in (mesh-files.ts reads them; errors and docs list them). */
+export const SURFACE_MESH_FORMATS = ['Wavefront .obj', 'STL .stl (ASCII or binary)'] as const;
+
 /** How a body's mesh moves: its own nodes (FEM tets, particles, chains), or as one affine body of 12 DOFs. */
 export const BODY_KINDS = ['deformable', 'affine'] as const;
 
@@ -219,15 +233,7 @@ export const bodySchema = z.strictObject({
     .describe(
       "'deformable': the mesh's nodes are the DOFs; 'affine': the body moves as x = A X + p (Lan et al. 2022, Affine Body Dynamics; 12 DOFs, mass from the mesh's closed surface, near-rigid through the orthogonality potential with kappa = material.youngsModulus); no fixed, moving, lockAxes, deform or velocity.ramp",
     ),
-  transform: z
-    .strictObject({
-      height: positive.optional().describe('uniform scale so that the mesh bounding box is this tall (y), applied first'),
-      scale: positive.default(1).describe('uniform scale (after height)'),
-      rotate: z.strictObject({ axis: direction, degrees: z.number() }).optional().describe('rotation about the origin, after scaling'),
-      center: z.boolean().default(false).describe('move the bounding-box centre to the origin before rotate/translate'),
-      translate: vec3.default([0, 0, 0]),
-    })
-    .prefault({}),
+  transform: transformSchema,
   material: materialSchema.optional().describe("required for tet meshes, chains and shells (a shell's membrane: 'neo-hookean' or 'stvk', plane stress)"),
   deform: z
     .strictObject({
@@ -283,6 +289,13 @@ export const obstacleSchema = byType([
     width: positive.describe('extent along z (m)'),
     origin: vec3.default([0, 0, 0]).describe('back-bottom corner: the highest step starts at x = origin.x, the bottom riser ends at y = origin.y'),
     friction: z.number().nonnegative().optional(),
+  }),
+  z.strictObject({
+    type: z.literal('mesh'),
+    name: z.string().default('mesh'),
+    path: z.string().min(1).describe(`a triangle surface, ${SURFACE_MESH_FORMATS.join(' or ')} (optionally .gz), relative to the scene file`),
+    transform: transformSchema.describe('placement of the file\'s triangles, as for bodies'),
+    friction: z.number().nonnegative().optional().describe('friction coefficient (default contact.friction)'),
   }),
 ]);
 

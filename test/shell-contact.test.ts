@@ -1,0 +1,172 @@
+/**
+ * Thin shells in IPC contact (two-sided: the distances are unsigned): shell-solid, shell-obstacle and shell
+ * self-contact on short runs, with the contact invariants (no intersecting pair, every distance above zero) checked
+ * on every step by the run and again here on every frame.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findIntersection } from '../src/contact/intersection.js';
+import { meshResolver, toRunOptions } from '../src/io/scene-files.js';
+import { formatObj } from '../src/io/mesh-files.js';
+import { rectangleSheet } from '../src/mesh/shell-shapes.js';
+import type { Model } from '../src/model/model.js';
+import { buildModel, type MeshResolver } from '../src/scene/build.js';
+import { parseScene, type SceneInput } from '../src/scene/schema.js';
+import { simulate } from '../src/sim/simulate.js';
+
+const sheetMaterial = { model: 'neo-hookean', youngsModulus: 1e6, poissonRatio: 0.3 } as const;
+
+/** Runs the scene checking the invariants on every step; returns the model, the records' min distances and the frames. */
+function runChecked(input: SceneInput, resolve?: MeshResolver): { model: Model; minDistances: number[]; frames: Float64Array[] } {
+  const scene = parseScene(input);
+  const model = buildModel(scene, resolve);
+  assert.ok(model.contact, 'contact is on');
+  const minDistances: number[] = [];
+  const frames: Float64Array[] = [];
+  const { summary } = simulate(model, { ...toRunOptions(scene), contactChecks: 'steps' }, {
+    step(rec) {
+      assert.equal(rec.inverted, 0, `step ${rec.step}: inverted tets`);
+      minDistances.push(rec.minDistance ?? Infinity);
+    },
+    frame(_k, _t, x) {
+      assert.equal(findIntersection(model.contact!.mesh, x), null, 'no intersecting pair');
+      frames.push(Float64Array.from(x));
+    },
+  });
+  assert.equal(summary.stopped, undefined, `the run completes: ${summary.stopped}`);
+  for (const d of minDistances) assert.ok(d > 0, `min distance ${d}`);
+  return { model, minDistances, frames };
+}
+
+test('a ball dropped on a pinned sheet: the sheet catches it (shell-solid contact, both sides unsigned)', () => {
+  const { model, minDistances, frames } = runChecked({
+    name: 'ball-on-sheet',
+    duration: 0.06,
+    dt: 0.005,
+    frameRate: 200,
+    integrator: { name: 'implicit-euler' },
+    contact: { dhat: 1e-3, kappa: 1e5 },
+    bodies: [
+      {
+        name: 'sheet',
+        mesh: { type: 'shell', shape: { type: 'rectangle', size: [0.3, 0.3], cells: [6, 6] }, thickness: 0.001, areaDensity: 0.4 },
+        material: sheetMaterial,
+        transform: { translate: [-0.15, 0.2, -0.15] },
+        fixed: [
+          { box: { min: [-1, 0, -1], max: [-0.15, 1, 1] } },
+          { box: { min: [0.15, 0, -1], max: [1, 1, 1] } },
+        ],
+      },
+      {
+        name: 'ball',
+        mesh: { type: 'box', size: [0.04, 0.04, 0.04], cells: [2, 2, 2] },
+        material: { model: 'neo-hookean', youngsModulus: 1e5, density: 1000 },
+        transform: { center: true, translate: [0.01, 0.2225, 0.01] },
+        velocity: { linear: [0, -1, 0] },
+      },
+    ],
+  });
+  const ball = model.bodies[1];
+  const ballNodes = new Set(ball.surface);
+  const lowest = (x: Float64Array) => Math.min(...[...ballNodes].map((i) => x[3 * i + 1]));
+  // The ball starts 2.5 mm above the sheet at 1 m/s: contact within the first steps.
+  assert.ok(Math.min(...minDistances) < 1e-3, 'the barrier became active');
+  // Without the sheet it would fall 6 cm plus; the sheet (pinned at x = +-0.15) holds it within a few cm.
+  const end = frames[frames.length - 1];
+  assert.ok(lowest(end) > 0.2 - 0.05, `ball bottom at ${lowest(end)}`);
+  // The ball is above the sheet's centre: the sheet's lowest node is below the ball's lowest point.
+  const sheetLow = Math.min(...Array.from({ length: 49 }, (_, i) => end[3 * i + 1]));
+  assert.ok(sheetLow < lowest(end), 'the ball stays on top of the sheet');
+});
+
+test('a sheet draped on a box: it rests on the box top, its free corners fall past the edges', () => {
+  const { model, minDistances, frames } = runChecked({
+    name: 'sheet-on-box',
+    duration: 0.1,
+    dt: 0.005,
+    frameRate: 200,
+    integrator: { name: 'implicit-euler' },
+    contact: { dhat: 1e-3, kappa: 1e4 },
+    bodies: [
+      {
+        name: 'sheet',
+        mesh: { type: 'shell', shape: { type: 'rectangle', size: [0.3, 0.3], cells: [8, 8] }, thickness: 0.001, areaDensity: 0.4 },
+        material: sheetMaterial,
+        transform: { translate: [-0.15, 0.103, -0.15] },
+        velocity: { linear: [0, -1, 0] },
+      },
+      {
+        name: 'box',
+        mesh: { type: 'box', size: [0.1, 0.1, 0.1], cells: [2, 2, 2] },
+        material: { model: 'neo-hookean', youngsModulus: 1e6 },
+        transform: { translate: [-0.05, 0, -0.05] },
+        fixed: [{ box: { min: [-1, -1, -1], max: [1, 1, 1] } }],
+      },
+    ],
+  });
+  assert.ok(Math.min(...minDistances) < 1e-3, 'the barrier became active');
+  const end = frames[frames.length - 1];
+  const sheetNodes = 9 * 9;
+  // Still resting on the box at the end (the barrier active), nothing of the sheet inside the box's footprint below
+  // its top, the corners hanging past its edges.
+  assert.ok(minDistances[minDistances.length - 1] < 1e-3, `in contact at the end: ${minDistances[minDistances.length - 1]}`);
+  for (let i = 0; i < sheetNodes; i++) {
+    const inside = Math.abs(end[3 * i]) < 0.05 && Math.abs(end[3 * i + 2]) < 0.05;
+    if (inside) assert.ok(end[3 * i + 1] > 0.1, `node ${i} above the box top`);
+  }
+  for (const corner of [0, 8, 72, 80]) assert.ok(end[3 * corner + 1] < 0.09, `corner ${corner} hangs past the box: y = ${end[3 * corner + 1]}`);
+  assert.equal(model.nNodes, sheetNodes + 27);
+});
+
+test('a sheet folding onto itself: the free layer of a U-shaped strip falls onto the fixed layer (self-contact)', () => {
+  // The U: a bottom layer at y = 1 cm (x from 0 to 0.2), a half circle of radius 1 cm, a top layer at y = 3 cm.
+  const r = 0.01, L = 0.2, total = 2 * L + Math.PI * r;
+  const { positions, triangles } = rectangleSheet([total, 0.05], [43, 4]);
+  for (let i = 0; i < positions.length; i += 3) {
+    const s = positions[i];
+    let x: number, y: number;
+    if (s <= L) [x, y] = [s, r];
+    else if (s <= L + Math.PI * r) {
+      const phi = -Math.PI / 2 + (s - L) / r;
+      [x, y] = [L + r * Math.cos(phi), 2 * r + r * Math.sin(phi)];
+    } else [x, y] = [L - (s - L - Math.PI * r), 3 * r];
+    positions[i] = x;
+    positions[i + 1] = y;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'vivace-fold-'));
+  try {
+    writeFileSync(join(dir, 'u.obj'), formatObj(positions, triangles, 12));
+    const { minDistances, frames } = runChecked(
+      {
+        name: 'fold',
+        duration: 0.06,
+        dt: 0.005,
+        frameRate: 200,
+        integrator: { name: 'implicit-euler' },
+        contact: { dhat: 1e-3, kappa: 1e4 },
+        bodies: [
+          {
+            name: 'strip',
+            mesh: { type: 'shell', shape: { type: 'file', path: 'u.obj' }, thickness: 0.001, areaDensity: 0.4, bendingModulus: 1e4 },
+            material: sheetMaterial,
+            velocity: { linear: [0, -1, 0] },
+            fixed: [{ box: { min: [-1, 0, -1], max: [L, r, 1] } }],
+          },
+        ],
+      },
+      meshResolver(dir),
+    );
+    // One body, no obstacle: an active barrier is self-contact between the two layers.
+    assert.ok(Math.min(...minDistances) < 1e-3, `self-contact became active (min distance ${Math.min(...minDistances)})`);
+    const end = frames[frames.length - 1];
+    // The top layer's free end (x < 0.1) has come down onto the bottom layer: within 2 * dhat above y = 1 cm.
+    let lowest = Infinity;
+    for (let i = 0; i < end.length; i += 3) if (positions[i + 1] > 2.5 * r && positions[i] < 0.1) lowest = Math.min(lowest, end[i + 1]);
+    assert.ok(lowest > r && lowest < r + 2e-3, `top layer lies on the bottom one: lowest y ${lowest}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
