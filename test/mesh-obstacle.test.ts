@@ -15,6 +15,7 @@ import { loadScene, runScene } from '../src/api/run-scene.js';
 import { meshResolver } from '../src/io/scene-files.js';
 import type { Model } from '../src/model/model.js';
 import { buildModel } from '../src/scene/build.js';
+import { estimateWork } from '../src/scene/work-estimate.js';
 import { MeshFileError } from '../src/io/mesh-files.js';
 import { readSurfaceMesh } from '../src/io/mesh-import.js';
 import { tetVolume } from '../src/energies/elastic-tets.js';
@@ -164,6 +165,13 @@ test('a box on a 20 degree ramp read from an OBJ file: friction 0.6 holds it, fr
   writeFileSync(join(tmp, 'ramp.obj'), RAMP_OBJ);
   const model = rampModel(0.6);
   assert.equal(model.nNodes, 27 + 9, 'the box nodes, then the ramp vertices');
+  // The work estimate counts the ramp read from its file.
+  const loaded = loadScene(rampScene(0.6), { baseDir: tmp });
+  const work = estimateWork(loaded.scene, () => ({ nodes: 0, tets: 0 }), 1, (o, i) => {
+    const surface = meshResolver(tmp).surface!(o, i);
+    return { nodes: surface.positions.length / 3, triangles: surface.triangles.length / 3 };
+  });
+  assert.equal(work.nodes, 27 + 9);
   assert.equal(model.obstacles![0].triangles.length / 3, 8);
 
   const out = join(tmp, 'held');
