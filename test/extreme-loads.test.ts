@@ -75,6 +75,8 @@ for (const [label, load] of [['1e12 m/s', { speed: 1e12 }], ['1e15 m/s^2 gravity
     assert.ok(match, `message: ${summary.stopped}`);
     const newton = Number(match[1]);
     assert.ok(newton < 40, `stopped after ${newton} Newton iterations`);
+    // The failed step's iterations (those before the blocked one, and its solve) are in the summary's count.
+    assert.equal(summary.newtonIterations, newton + 1, 'the failed step is counted');
     assert.ok(Number(match[3]) > 1e10, `the ratio is reported: ${match[3]}`);
     // Bounded work: a few distance evaluations per CCD query (main: ~13,000 per query, 2.8e8 in this step).
     assert.ok(run.evaluations <= 10 * run.queries, `${run.evaluations} distance evaluations for ${run.queries} CCD queries`);

@@ -252,3 +252,36 @@ test('a resumed run with VTU frames keeps the frames up to its checkpoint and re
   assert.deepEqual(readdirSync(join(out, 'frames')).sort(), ['frame_00000.vtu', 'frame_00001.vtu', 'frame_00002.vtu']);
   assert.equal(readVtu(join(out, 'frames', 'frame_00002.vtu')).t, 0.04);
 });
+
+test('VTU frames hold a shell (a triangle body) as VTK_TRIANGLE cells beside a tet body', async () => {
+  const out = join(tmp, 'shell');
+  const run = await runScene(
+    {
+      name: 'sheet-and-block',
+      dt: 0.01,
+      duration: 0.02,
+      frameRate: 100,
+      integrator: { name: 'implicit-euler' },
+      bodies: [
+        { name: 'block', mesh: { type: 'box', size: [0.1, 0.1, 0.1], cells: [1, 1, 1] }, material: { youngsModulus: 1e5 } },
+        {
+          name: 'sheet',
+          mesh: { type: 'shell', thickness: 0.001, areaDensity: 0.4, shape: { type: 'rectangle', size: [0.4, 0.2], cells: [4, 2] } } as never,
+          material: { model: 'stvk', youngsModulus: 1e5, poissonRatio: 0.3 },
+          transform: { translate: [1, 1, 0] },
+          fixed: [{ box: { min: [0, 0, -1], max: [1, 2, 1] } }],
+        },
+      ],
+    },
+    { out, frames: 'vtu' },
+  );
+  assert.equal(run.summary.stopped, undefined);
+  const f = readVtu(join(out, 'frames', 'frame_00002.vtu'));
+  const model = run.model;
+  assert.equal(f.points.length, 3 * model.nNodes);
+  assert.deepEqual(cellsOfType(f, 10).flat(), Array.from(model.bodies[0].tets));
+  assert.deepEqual(cellsOfType(f, 5).flat(), Array.from(model.bodies[1].surface), 'the shell triangles, as the model has them');
+  assert.equal(cellsOfType(f, 5).length, 16);
+  assert.deepEqual([...new Set(f.body)], [0, 1]);
+  assert.equal(cellsOfType(f, 1).length, 0, 'no lone nodes');
+});

@@ -15,9 +15,11 @@ import { loadScene, runScene } from '../src/api/run-scene.js';
 import { meshResolver } from '../src/io/scene-files.js';
 import type { Model } from '../src/model/model.js';
 import { buildModel } from '../src/scene/build.js';
+import { estimateWork } from '../src/scene/work-estimate.js';
 import { MeshFileError } from '../src/io/mesh-files.js';
 import { readSurfaceMesh } from '../src/io/mesh-import.js';
 import { tetVolume } from '../src/energies/elastic-tets.js';
+import { bodyGroups } from '../web/shared/body-groups.js';
 import { parseObjFrame } from '../web/shared/obj-frame.js';
 import { runCli } from './helpers.js';
 
@@ -163,6 +165,13 @@ test('a box on a 20 degree ramp read from an OBJ file: friction 0.6 holds it, fr
   writeFileSync(join(tmp, 'ramp.obj'), RAMP_OBJ);
   const model = rampModel(0.6);
   assert.equal(model.nNodes, 27 + 9, 'the box nodes, then the ramp vertices');
+  // The work estimate counts the ramp read from its file.
+  const loaded = loadScene(rampScene(0.6), { baseDir: tmp });
+  const work = estimateWork(loaded.scene, () => ({ nodes: 0, tets: 0 }), 1, (o, i) => {
+    const surface = meshResolver(tmp).surface!(o, i);
+    return { nodes: surface.positions.length / 3, triangles: surface.triangles.length / 3 };
+  });
+  assert.equal(work.nodes, 27 + 9);
   assert.equal(model.obstacles![0].triangles.length / 3, 8);
 
   const out = join(tmp, 'held');
@@ -180,7 +189,13 @@ test('a box on a 20 degree ramp read from an OBJ file: friction 0.6 holds it, fr
   const vtu = readFileSync(join(out, 'frames', 'frame_00030.vtu'), 'utf8');
   const types = /Name="types" format="ascii">([^<]*)</.exec(vtu)![1].split(' ');
   assert.equal(types.filter((t) => t === '5').length, 8, 'the ramp as 8 VTK_TRIANGLE cells');
-  assert.equal(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')).effectiveScene.obstacles[0].type, 'mesh', 'the viewer reads the obstacle names from the summary');
+  // The viewer takes the names of the scene's non-plane obstacles from summary.json and draws their groups grey.
+  const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+  const obstacleNames = summary.effectiveScene.obstacles.filter((o: { type: string }) => o.type !== 'plane').map((o: { name: string }) => o.name);
+  assert.deepEqual(obstacleNames, ['ramp']);
+  const drawn = bodyGroups(obj.positions.length / 3, obj.triangles, obj.groups, obstacleNames);
+  assert.deepEqual(drawn.names, ['box', 'ramp']);
+  assert.deepEqual(drawn.obstacle, [false, true]);
 });
 
 test('mesh obstacles: a missing file, a bad OBJ line, another format and no file loader are refused naming the field', async () => {

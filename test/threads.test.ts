@@ -86,6 +86,7 @@ test('a threaded loop names the first inverted tet as one thread does', () => {
 
 test("a worker's error reaches the calling thread, which goes on working", () => {
   const pool = threadPoolFor(2)!;
+  assert.ok(pool.available());
   pool.start([{ kind: 'elastic-tets', id: -1, op: 'energy' }]);
   assert.throws(() => pool.wait(), /worker thread: .*no term -1 \(elastic-tets\) was set up/);
   // The pool is usable afterwards: a real term still gets the one-thread numbers.

@@ -396,7 +396,7 @@ export class ElasticTets implements PotentialTerm {
   useThreads(pool: ThreadPool | null): void {
     if (this.threads) this.threads.pool.broadcast({ kind: 'release', id: this.threads.id });
     this.threads = null;
-    if (!pool || this.tetCount < THREADED_MIN_TETS * (pool.workers + 1)) return;
+    if (!pool || this.tetCount < THREADED_MIN_TETS * (pool.workers + 1) || !pool.available()) return;
     const frameCache = pool.sharedFloat64(this.arrays.frameCache.length);
     frameCache.set(this.arrays.frameCache);
     this.arrays.frameCache = frameCache;

@@ -51,7 +51,13 @@ export function checkSceneWork(scene: Scene, meshes: MeshResolver, limits: WorkL
     const mesh = meshes(body, index);
     return { nodes: mesh.positions.length / 3, tets: mesh.tets.length / 4 };
   };
-  checkWork(scene, estimateWork(scene, sizes, runs), limits);
+  const surfaceSizes = meshes.surface
+    ? (o: MeshObstacle, index: number) => {
+        const surface = meshes.surface!(o, index);
+        return { nodes: surface.positions.length / 3, triangles: surface.triangles.length / 3 };
+      }
+    : undefined;
+  checkWork(scene, estimateWork(scene, sizes, runs, surfaceSizes), limits);
 }
 
 export interface PreparedScene {

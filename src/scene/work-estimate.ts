@@ -50,6 +50,8 @@ export interface MeshSize {
 
 /** The size of a body's 'file' or 'builtin' mesh (`index` is the body's place in `scene.bodies`). */
 export type MeshSizer = (body: BodyDef, index: number) => MeshSize;
+/** Vertices and triangles of a `mesh` obstacle (obstacles[index]), read by the caller. */
+export type SurfaceSizer = (obstacle: Extract<Scene['obstacles'][number], { type: 'mesh' }>, index: number) => { nodes: number; triangles: number };
 
 export interface WorkEstimate {
   steps: number;
@@ -89,6 +91,10 @@ function bodySize(body: BodyDef, index: number, meshSize: MeshSizer): { nodes: n
     const nodes = (a + 1) * (b + 1) * (c + 1);
     return { nodes, tets: mesh.tetsPerCell * a * b * c, drawnNodes: nodes - Math.max(0, (a - 1) * (b - 1) * (c - 1)), triangles: 4 * (a * b + b * c + c * a) };
   }
+  if (mesh.type === 'torus') {
+    const n = mesh.segments * mesh.sides;
+    return { nodes: n, tets: 0, drawnNodes: n, triangles: 2 * n };
+  }
   if (mesh.type === 'shell') {
     // A surface file has about twice as many triangles as nodes.
     const { nodes, triangles } = mesh.shape.type === 'file' ? { nodes: meshSize(body, index).nodes, triangles: 2 * meshSize(body, index).nodes } : shellShapeSize(mesh.shape);
@@ -101,7 +107,7 @@ function bodySize(body: BodyDef, index: number, meshSize: MeshSizer): { nodes: n
 }
 
 /** The work of `runs` runs of the scene (compare: one per integrator), from its description only. */
-export function estimateWork(scene: Scene, meshSize: MeshSizer, runs = 1): WorkEstimate {
+export function estimateWork(scene: Scene, meshSize: MeshSizer, runs = 1, surfaceSize?: SurfaceSizer): WorkEstimate {
   let nodes = 0;
   let tets = 0;
   let bodies = 0;
@@ -116,7 +122,13 @@ export function estimateWork(scene: Scene, meshSize: MeshSizer, runs = 1): WorkE
     drawnNodes += copies * one.drawnNodes;
     triangles += copies * one.triangles;
   });
-  for (const o of scene.obstacles) {
+  for (const [index, o] of scene.obstacles.entries()) {
+    if (o.type === 'mesh' && surfaceSize) {
+      const size = surfaceSize(o, index);
+      nodes += size.nodes;
+      drawnNodes += size.nodes;
+      triangles += size.triangles;
+    }
     if (o.type !== 'stairs') continue;
     // stairsSurface: a profile of 2 steps + 1 points, two nodes and (between points) two triangles each.
     nodes += 4 * o.steps + 2;

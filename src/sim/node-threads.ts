@@ -1,7 +1,7 @@
 /**
  * Node's worker threads for the core's element loops (solver/threads.ts): importing this module provides them
- * (the library's and the command line's entry points do). One pool per thread count, started on first use and
- * kept for the process (its workers do not keep the process alive).
+ * (the library's and the command line's entry points do). One pool per thread count; its workers start when a term
+ * first asks for them (a run of small bodies starts none) and stay for the process (without keeping it alive).
  */
 import { Worker } from 'node:worker_threads';
 import { setThreadPoolProvider, type ThreadMessage, type ThreadPool } from '../solver/threads.js';
@@ -37,11 +37,28 @@ class NodeThreadPool implements ThreadPool {
    */
   private readonly control = new Int32Array(new SharedArrayBuffer(16));
   private readonly errorText = new Uint8Array(new SharedArrayBuffer(ERROR_BYTES));
-  private readonly threads: Worker[];
+  private readonly threads: Worker[] = [];
+  /** null until available() first ran; then whether the workers loaded. */
+  private started: boolean | null = null;
 
-  constructor(readonly workers: number) {
-    this.threads = [];
-    for (let i = 0; i < workers; i++) {
+  constructor(readonly workers: number) {}
+
+  available(): boolean {
+    if (this.started === null) {
+      try {
+        this.startWorkers();
+        this.started = true;
+      } catch (err) {
+        // Threads change no result, only the speed: go on with one thread, and say so once.
+        this.started = false;
+        process.emitWarning(`vivace: running the element loops on one thread: ${(err as Error).message}`);
+      }
+    }
+    return this.started;
+  }
+
+  private startWorkers(): void {
+    for (let i = 0; i < this.workers; i++) {
       const worker = startWorker({ control: this.control, errorText: this.errorText });
       worker.unref();
       this.threads.push(worker);
@@ -49,7 +66,7 @@ class NodeThreadPool implements ThreadPool {
     const deadline = performance.now() + START_TIMEOUT_MS;
     for (;;) {
       const ready = Atomics.load(this.control, 2);
-      if (ready === workers) break;
+      if (ready === this.workers) break;
       const left = deadline - performance.now();
       if (Atomics.load(this.control, 3) !== 0 || left <= 0) {
         for (const worker of this.threads) void worker.terminate();
@@ -100,20 +117,10 @@ class NodeThreadPool implements ThreadPool {
 
 const pools = new Map<number, NodeThreadPool>();
 
-let unavailable = false;
-
 setThreadPoolProvider((workers) => {
-  if (unavailable) return null;
   let pool = pools.get(workers);
   if (!pool) {
-    try {
-      pool = new NodeThreadPool(workers);
-    } catch (err) {
-      // Threads change no result, only the speed: go on with one thread, and say so once.
-      unavailable = true;
-      process.emitWarning(`vivace: running the element loops on one thread: ${(err as Error).message}`);
-      return null;
-    }
+    pool = new NodeThreadPool(workers);
     pools.set(workers, pool);
   }
   return pool;

@@ -344,6 +344,9 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
       report = integrator.step(state, opts.h, counters);
     } catch (err) {
       stopped = `step ${step} (t = ${(tStart + opts.h).toFixed(6)} s): ${(err as Error).message}`;
+      // The failed step's Newton work was done: it belongs in the summary's totals.
+      totalNewton += counters.newtonIterations;
+      totalLinear += counters.linearIterations;
       break;
     }
     // Integrators advance state.t themselves (multistep methods detect restarts by it), so it is left alone here;

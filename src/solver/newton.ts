@@ -3,9 +3,12 @@ import type { IncrementalPotential } from './incremental-potential.js';
 
 export interface NewtonOptions {
   /**
-   * Stop when the Newton step satisfies |dx|_inf <= tol * h (seed 000: 0.01 h) and the leftover gradient, seen as
-   * a velocity error M^-1 g / h (mass-weighted RMS over the free DOFs), is below tol too. The second test matters for A-1/A-search, which read
-   * the velocity from grad P(x*): without it a barely converged stiff solve leaks M^-1 g / h into v.
+   * Stop when the Newton step satisfies |dx|_inf <= tol * h (seed 000: 0.01 h) and, after that step is taken, the
+   * leftover gradient, seen as a velocity error M^-1 g / h (mass-weighted RMS over the free DOFs), is below tol / 10.
+   * The second test matters for A-1/A-search, which read the velocity from grad P(x*): without it a barely converged
+   * stiff solve leaks M^-1 g / h into v. Tested after the last step (one gradient evaluation), not before it as
+   * this code did until now, where it cost a Newton iteration whenever the step was already small but the gradient
+   * before it was not (+8 % iterations on the rotating cube, +19 % ball, +24 % twisted bar).
    */
   tolerance: number;
   /** The time step h whose multiple the tolerance is (for multi-stage methods, the stage's own step a*h). */
@@ -19,6 +22,11 @@ export interface NewtonOptions {
 
 export interface NewtonResult {
   converged: boolean;
+  /**
+   * Newton iterations as seed 000's Table 1 counts them: the linear solves whose step still had to be taken to
+   * converge. The last solve of a converged minimisation, whose step is already below the tolerance, only confirms
+   * convergence and is not counted (its step is still applied); a start that is already converged counts 0.
+   */
   iterations: number;
   linearIterations: number;
   /** Final |dx|_inf / h and the RMS velocity error |M^-1 g|_M / (sqrt(m) h). */
@@ -37,12 +45,25 @@ export function newSolverTiming(): SolverTiming {
   return { assembly: 0, linearSolve: 0, lineSearch: 0 };
 }
 
+/**
+ * The leftover gradient after the last step, as a velocity error, must be below this fraction of the tolerance. At
+ * 1 (the tolerance itself) the trapezoidal rule's sliding slab on the barrier decelerated 5 % off mu g (the
+ * friction-integrators test allows 3 %); at 0.1 it is within it, and the test before the last step that this
+ * replaces was stricter still (it cost a Newton iteration whenever the step was already small).
+ */
+const RESIDUAL_AFTER_STEP = 0.1;
+
 /** Projected Newton with a filtered backtracking line search. */
 export class NewtonSolver {
   private g = new Float64Array(0);
   private dx = new Float64Array(0);
   private trial = new Float64Array(0);
   readonly timing = newSolverTiming();
+  /**
+   * Iterations (as NewtonResult counts them) and linear-solver iterations of the current or last minimisation, kept
+   * up to date while it runs: a minimisation that throws (an infeasible step, a failed solve) is still counted.
+   */
+  progress = { iterations: 0, linearIterations: 0 };
 
   /**
    * Minimises ip from the start point x (updated in place). x must be feasible (finite energy); constrained DOFs
@@ -63,22 +84,21 @@ export class NewtonSolver {
     if (!Number.isFinite(energy)) throw new Error('Newton: the start point is infeasible (energy is not finite)');
 
     let linearIterations = 0;
+    const progress = this.progress;
+    progress.iterations = 0;
+    progress.linearIterations = 0;
     let largestStep = 0;
     let stepNorm = Infinity;
     let residualNorm = Infinity;
+    let haveGradient = false; // g already holds the gradient at x (computed for the residual test after a step)
     for (let it = 0; it < opts.maxIterations; it++) {
+      progress.iterations = it;
       let t0 = performance.now();
-      ip.gradient(x, g);
-      // The leftover gradient as a velocity error M^-1 g / h, measured in the mass-weighted RMS norm (the norm of
-      // kinetic energy): a few light boundary nodes do not dominate it, a misplaced body or contact region does.
-      let weighted = 0;
-      let freeMass = 0;
-      for (let d = 0; d < n; d++) {
-        if (constrained[d]) continue;
-        weighted += (g[d] * g[d]) / mass[d];
-        freeMass += mass[d];
+      if (!haveGradient) {
+        ip.gradient(x, g);
+        residualNorm = this.velocityResidual(g, mass, constrained);
       }
-      residualNorm = freeMass > 0 ? Math.sqrt(weighted / freeMass) : 0;
+      haveGradient = false;
       if (!Number.isFinite(residualNorm)) throw new Error(`Newton: gradient is not finite at iteration ${it}`);
       const H = ip.assembleHessian(x, opts.projectPsd);
       let t1 = performance.now();
@@ -88,6 +108,8 @@ export class NewtonSolver {
       dx.fill(0);
       const stats = opts.linearSolver.solve(H, g, dx);
       linearIterations += stats.iterations;
+      progress.linearIterations = linearIterations;
+      progress.iterations = it + 1; // a failure from here on comes after this iteration's solve
       t0 = performance.now();
       this.timing.linearSolve += t0 - t1;
 
@@ -99,9 +121,9 @@ export class NewtonSolver {
       }
       if (!Number.isFinite(stepNorm)) throw new Error(`Newton: linear solve returned a non-finite step at iteration ${it}`);
       largestStep = Math.max(largestStep, stepNorm);
-      // Converged: the step is below tolerance. It is still taken (one energy evaluation) so that motion slower than
-      // tol is not frozen out, and the returned x is as exact as this Newton step makes it.
-      const small = stepNorm <= limit && residualNorm <= limit;
+      // Converged when the step is below tolerance (seed 000's rule). It is still taken (one energy evaluation) so
+      // that motion slower than tol is not frozen out, and the returned x is as exact as this Newton step makes it.
+      const small = stepNorm <= limit;
       if (slope >= 0 && !small) {
         // An inexact linear solve can miss descent; fall back to the mass-scaled gradient direction.
         for (let d = 0; d < n; d++) dx[d] = constrained[d] ? 0 : g[d] / mass[d];
@@ -132,7 +154,26 @@ export class NewtonSolver {
       t1 = performance.now();
       this.timing.lineSearch += t1 - t0;
       if (small) {
-        return { converged: true, iterations: it + 1, linearIterations, stepNorm: stepNorm / opts.h, residualNorm: residualNorm / opts.h };
+        // The step below tolerance only confirms convergence (seed 000 counts the iterations before it). A-1 and
+        // A-search also read the velocity from grad P(x*), where a leftover gradient g leaks M^-1 g / h into v: so
+        // the gradient after the step must be small too, as a velocity error below tol / 10. It almost always is
+        // after a Newton step; when not (a stiff contact), Newton goes on from here with this gradient.
+        if (accepted) {
+          t0 = performance.now();
+          ip.gradient(x, g);
+          residualNorm = this.velocityResidual(g, mass, constrained);
+          this.timing.assembly += performance.now() - t0;
+          if (!(residualNorm <= RESIDUAL_AFTER_STEP * limit)) {
+            if (opts.afterIteration?.(x)) {
+              energy = ip.value(x);
+            } else {
+              haveGradient = true;
+            }
+            continue;
+          }
+        }
+        progress.iterations = it;
+        return { converged: true, iterations: it, linearIterations, stepNorm: stepNorm / opts.h, residualNorm: residualNorm / opts.h };
       }
       if (accepted && opts.afterIteration?.(x)) energy = ip.value(x);
       if (!accepted) {
@@ -146,7 +187,24 @@ export class NewtonSolver {
         };
       }
     }
+    progress.iterations = opts.maxIterations;
     return { converged: false, iterations: opts.maxIterations, linearIterations, stepNorm: stepNorm / opts.h, residualNorm: residualNorm / opts.h };
+  }
+
+  /**
+   * The leftover gradient as a velocity error M^-1 g (divided by h by the caller's tolerance), in the mass-weighted
+   * RMS norm over the free DOFs (the norm of kinetic energy): a few light boundary nodes do not dominate it, a
+   * misplaced body or contact region does.
+   */
+  private velocityResidual(g: Float64Array, mass: Float64Array, constrained: Uint8Array): number {
+    let weighted = 0;
+    let freeMass = 0;
+    for (let d = 0; d < g.length; d++) {
+      if (constrained[d]) continue;
+      weighted += (g[d] * g[d]) / mass[d];
+      freeMass += mass[d];
+    }
+    return freeMass > 0 ? Math.sqrt(weighted / freeMass) : 0;
   }
 }
 

@@ -27,6 +27,11 @@ export interface ThreadMessage {
 export interface ThreadPool {
   /** Worker threads; the calling thread works besides them. */
   readonly workers: number;
+  /**
+   * Starts the workers when they are not yet running; false when they cannot start (the host says why once), and
+   * then the caller stays on one thread. Call before anything else but shared memory.
+   */
+  available(): boolean;
   /** Memory the workers see (a SharedArrayBuffer). */
   sharedFloat64(length: number): Float64Array;
   sharedInt32(length: number): Int32Array;
@@ -39,7 +44,7 @@ export interface ThreadPool {
   wait(): void;
 }
 
-/** Makes a pool of `workers` worker threads (the host's; cached by the host), or null when it cannot. */
+/** A pool of `workers` worker threads, not yet started (the host's; cached by the host); null when it has none. */
 export type ThreadPoolProvider = (workers: number) => ThreadPool | null;
 
 let provider: ThreadPoolProvider | null = null;
