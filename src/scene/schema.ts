@@ -180,6 +180,13 @@ export const meshSchema = byType([
       .describe('linear springs between particles (seed 004 mass-spring systems)'),
   }),
   z.strictObject({
+    type: z.literal('torus'),
+    majorRadius: positive.describe('radius of the tube\'s centre line (m)'),
+    minorRadius: positive.describe('radius of the tube (m), less than majorRadius'),
+    segments: z.number().int().min(3).default(24).describe('divisions around the ring'),
+    sides: z.number().int().min(3).default(8).describe('divisions around the tube'),
+  }).describe("a closed torus surface about the y axis (a ring in the xz plane) for an affine body (kind 'affine'): a chain link"),
+  z.strictObject({
     type: z.literal('chain'),
     length: positive.describe('rest length (m): cells + 1 nodes evenly spaced along x from the body origin (before transform)'),
     cells: cellCount.describe('segments between consecutive nodes'),
@@ -231,7 +238,7 @@ export const bodySchema = z.strictObject({
     .enum(BODY_KINDS)
     .default('deformable')
     .describe(
-      "'deformable': the mesh's nodes are the DOFs; 'affine': the body moves as x = A X + p (Lan et al. 2022, Affine Body Dynamics; 12 DOFs, mass from the mesh's closed surface, near-rigid through the orthogonality potential with kappa = material.youngsModulus); no fixed, moving, lockAxes, deform or velocity.ramp",
+      "'deformable': the mesh's nodes are the DOFs; 'affine': the body moves as x = A X + p (Lan et al. 2022, Affine Body Dynamics; 12 DOFs, mass from the mesh's closed surface, near-rigid through the orthogonality potential with kappa = material.youngsModulus); `fixed` then holds the whole body when its regions select any node; no moving, lockAxes, deform or velocity.ramp",
     ),
   transform: transformSchema,
   material: materialSchema.optional().describe("required for tet meshes, chains and shells (a shell's membrane: 'neo-hookean' or 'stvk', plane stress)"),
