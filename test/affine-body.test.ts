@@ -200,7 +200,6 @@ test('affine scenes: frames write the mapped surface; unsupported fields are ref
     const input = JSON.parse(JSON.stringify({ ...scene, bodies: [{ ...scene.bodies[0], ...body }] }));
     assert.throws(() => buildModel(parseScene(input)), (err: Error) => err instanceof SceneError && field.test(err.message), JSON.stringify(body));
   };
-  bad({ fixed: [{ nodes: [0] }] }, /bodies\[0\]\.fixed: an affine body/);
   bad({ lockAxes: ['y'] }, /bodies\[0\]\.lockAxes: an affine body/);
   bad({ deform: { axis: [1, 0, 0], twistDegrees: 10 } }, /bodies\[0\]\.deform: an affine body/);
   bad({ velocity: { ramp: { velocity: [1, 0, 0], along: [1, 0, 0] } } }, /bodies\[0\]\.velocity\.ramp: an affine body/);

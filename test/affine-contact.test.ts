@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { findIntersection } from '../src/contact/intersection.js';
 import { MappedTerm } from '../src/contact/mapped-term.js';
 import { loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
+import { torusSurface } from '../src/mesh/generators.js';
+import { surfaceMoments } from '../src/model/affine-body.js';
 import { contactPositions, type Model } from '../src/model/model.js';
 import { buildModel } from '../src/scene/build.js';
 import { parseScene, type SceneInput } from '../src/scene/schema.js';
@@ -203,4 +205,102 @@ test('friction on mapped vertices: an affine box slides like the FEM box of the 
   // The normal force oscillates about the weight on the soft barrier: the mean deceleration is near mu g.
   const rate = (abd[0] - abd[abd.length - 1]) / ((abd.length - 1) / 120);
   assert.ok(Math.abs(rate - mu * 9.8) < 0.15 * mu * 9.8, `deceleration ${rate} m/s^2 vs mu g = ${mu * 9.8}`);
+});
+
+test('torus links: the surface moments approach the solid torus; a link hanging from a held ring is caught by it', () => {
+  const R = 0.02;
+  const r = 0.004;
+  const ring = torusSurface(R, r, 64, 32);
+  const V = 2 * Math.PI ** 2 * R * r * r;
+  const m = surfaceMoments(ring.positions, ring.triangles);
+  assert.ok(Math.abs(m.volume / V - 1) < 0.01, `volume ${m.volume} vs ${V}`);
+  // integral y^2 dV = V r^2 / 4, integral x^2 dV = V (R^2 / 2 + 3 r^2 / 8) for the solid torus about y.
+  assert.ok(Math.abs(m.second[4] / ((V * r * r) / 4) - 1) < 0.02, `yy ${m.second[4]}`);
+  assert.ok(Math.abs(m.second[0] / (V * (R * R / 2 + (3 * r * r) / 8)) - 1) < 0.02, `xx ${m.second[0]}`);
+  // A flat ring held by `fixed`, a standing link (major radius 31 mm) through its hole 8 mm from its centre; the
+  // link falls until the ring's tube meets the top of its hole (13 mm down), then swings about that point: hanging
+  // straight its centre is R2 - 2r = 23 mm below the ring's tube. Through the ring it would keep falling.
+  const scene = parseScene({
+    name: 'hanging-link',
+    duration: 0.2,
+    dt: 1 / 120,
+    contact: { kappa: 1e5, dhat: 1e-3, selfContact: false },
+    bodies: [
+      // At y = 1 m, so the energies are well away from 0 (the run's blow-up check compares with H_0).
+      { name: 'ring', kind: 'affine', mesh: { type: 'torus', majorRadius: R, minorRadius: r }, transform: { translate: [0, 1, 0] }, material: stiff, fixed: [{ nodes: [0] }] },
+      { name: 'link', kind: 'affine', mesh: { type: 'torus', majorRadius: 0.031, minorRadius: r, segments: 32 }, transform: { rotate: { axis: [1, 0, 0], degrees: 90 }, translate: [0.039, 1, 0] }, material: stiff },
+    ],
+  });
+  const model = buildModel(scene);
+  assert.deepEqual(Array.from(model.constrained.subarray(0, 12)), new Array(12).fill(1), 'the ring is held: all 12 DOFs');
+  const link = 3 * model.bodies[1].affineNode!;
+  let lowest = 0;
+  const { summary } = simulate(model, { ...toRunOptions(scene), contactChecks: 'steps' }, {
+    check(_step, x) {
+      for (let d = 0; d < 12; d++) assert.equal(x[d], model.x0[d], 'the held ring does not move');
+      lowest = Math.min(lowest, x[link + 1] - 1);
+    },
+  });
+  assert.equal(summary.stopped, undefined, summary.stopped ?? '');
+  assert.ok(lowest < -0.013 && lowest > -0.0235, `the link's centre fell to ${lowest} m: caught by the ring`);
+});
+
+test('chain-net builds: 66 affine links and ball, 16 border rings held, interlocked without touching (3.3 mm apart)', () => {
+  const { scene, baseDir } = loadScene('chain-net');
+  const model = buildModel(scene, meshResolver(baseDir));
+  assert.equal(model.bodies.length, 66);
+  const held = model.bodies.filter((b) => model.constrained[3 * b.affineNode!] === 1).length;
+  assert.equal(held, 16);
+  const y = contactPositions(model, model.x0);
+  assert.equal(findIntersection(model.contact!.mesh, y), null);
+  const { count, minDistance } = model.contact!.barrier.activeContacts(y, null);
+  assert.equal(count, 0);
+  // Links are placed so that tubes through one hole stay e sqrt 2 - 2 r = 3.3 mm apart.
+  assert.ok(Math.abs(minDistance - (0.008 * Math.SQRT2 - 0.008)) < 1e-4, `min distance ${minDistance}`);
+});
+
+test('mixed scene: an affine box dropped on a pinned shell keeps the invariants on every step and is caught', () => {
+  const scene = parseScene({
+    name: 'abd-box-on-sheet',
+    duration: 0.06,
+    dt: 0.005,
+    integrator: { name: 'implicit-euler' },
+    contact: { dhat: 1e-3, kappa: 1e5 },
+    bodies: [
+      {
+        name: 'sheet',
+        mesh: { type: 'shell', shape: { type: 'rectangle', size: [0.3, 0.3], cells: [6, 6] }, thickness: 0.001, areaDensity: 0.4 },
+        material: { model: 'neo-hookean', youngsModulus: 1e6, poissonRatio: 0.3 },
+        transform: { translate: [-0.15, 0.2, -0.15] },
+        fixed: [{ box: { min: [-1, 0, -1], max: [-0.15, 1, 1] } }, { box: { min: [0.15, 0, -1], max: [1, 1, 1] } }],
+      },
+      {
+        name: 'box',
+        kind: 'affine',
+        mesh: { type: 'box', size: [0.04, 0.04, 0.04], cells: [2, 2, 2] },
+        material: { youngsModulus: 1e7, density: 1000 },
+        transform: { center: true, translate: [0.01, 0.2225, 0.01] },
+        velocity: { linear: [0, -1, 0] },
+      },
+    ],
+  });
+  const model = buildModel(scene);
+  const p = 3 * model.bodies[1].affineNode!;
+  let minDistance = Infinity;
+  let boxY = 0;
+  let sheetLow = Infinity;
+  const { summary } = simulate(model, { ...toRunOptions(scene), contactChecks: 'steps' }, {
+    step(r) {
+      if (r.activeContacts > 0) minDistance = Math.min(minDistance, r.minDistance);
+    },
+    check(_step, x) {
+      boxY = x[p + 1];
+      sheetLow = Math.min(...Array.from({ length: 49 }, (_, i) => x[3 * i + 1]));
+    },
+  });
+  assert.equal(summary.stopped, undefined, summary.stopped ?? '');
+  assert.ok(minDistance > 0 && minDistance < 1e-3, `min distance ${minDistance}`);
+  // Without the sheet the box would fall 6 cm and more; the sheet holds it, below the box's bottom.
+  assert.ok(boxY - 0.02 > 0.2 - 0.05, `box bottom at ${boxY - 0.02}`);
+  assert.ok(sheetLow < boxY - 0.02, 'the box stays on top of the sheet');
 });

@@ -210,3 +210,31 @@ export function stairsSurface(
   }
   return { positions: Float64Array.from(positions), triangles: Uint32Array.from(triangles) };
 }
+
+/**
+ * A torus surface about the y axis (a ring lying in the xz plane, centred at the origin): major radius R (to the
+ * tube's centre line), minor radius r (the tube), `segments` around the ring and `sides` around the tube.
+ * segments * sides nodes, 2 * segments * sides triangles, outward counter-clockwise winding. A closed surface
+ * without tets: the links of a chain net as affine bodies.
+ */
+export function torusSurface(R: number, r: number, segments: number, sides: number): TriSurface {
+  if (!(r > 0 && R > r)) throw new Error(`torus: needs 0 < minorRadius < majorRadius, got ${r} and ${R}`);
+  if (!Number.isInteger(segments) || segments < 3 || !Number.isInteger(sides) || sides < 3) throw new Error('torus: segments and sides must be whole numbers >= 3');
+  const positions = new Float64Array(3 * segments * sides);
+  const triangles = new Uint32Array(6 * segments * sides);
+  const id = (i: number, j: number) => (i % segments) * sides + (j % sides);
+  for (let i = 0; i < segments; i++) {
+    const u = (2 * Math.PI * i) / segments;
+    for (let j = 0; j < sides; j++) {
+      const v = (2 * Math.PI * j) / sides;
+      const rho = R + r * Math.cos(v);
+      const o = 3 * id(i, j);
+      positions[o] = rho * Math.cos(u);
+      positions[o + 1] = r * Math.sin(v);
+      positions[o + 2] = rho * Math.sin(u);
+      const t = 6 * id(i, j);
+      triangles.set([id(i, j), id(i, j + 1), id(i + 1, j), id(i + 1, j), id(i, j + 1), id(i + 1, j + 1)], t);
+    }
+  }
+  return { positions, triangles };
+}

@@ -9,8 +9,9 @@ import { SquaredLengthSprings } from '../energies/squared-springs.js';
 import { BarrierPotential } from '../contact/barrier-potential.js';
 import { MappedTerm } from '../contact/mapped-term.js';
 import { buildCollisionMesh, type CollisionGroupInput, type ContactPlane } from '../contact/collision-mesh.js';
-import { boxGrid, stairsSurface } from '../mesh/generators.js';
+import { boxGrid, stairsSurface, torusSurface } from '../mesh/generators.js';
 import { generateShellShape } from '../mesh/shell-shapes.js';
+import { besselZero, drumModeShape } from '../analysis/membrane-modes.js';
 import { ShellBending, plateBendingStiffness } from '../energies/shell-bending.js';
 import { MEMBRANE_MODELS, ShellMembrane, lumpedShellMass, type MembraneModel } from '../energies/shell-membrane.js';
 import { extractSurface } from '../mesh/surface.js';
@@ -53,7 +54,7 @@ interface BuiltBody {
   moving: { nodes: number[]; velocity: Vec3 }[];
   material?: Scene['bodies'][number]['material'];
   /** An affine body: its 4 DOF nodes and mapped surface replace the mesh nodes (which are then not in the model). */
-  affine?: AffineBodyLayout & { v0: Float64Array; stiffness: number };
+  affine?: AffineBodyLayout & { v0: Float64Array; stiffness: number; held: boolean };
 }
 
 /** Builds the Model of a validated scene: meshes, masses, energies, constraints, initial state. */
@@ -92,6 +93,8 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
       v0.set(a.v0, 3 * node);
       mass.set(a.dofMass, 3 * node);
       linearMass.set(a.linearMass, 3 * node);
+      // An affine body cannot be held in part: a `fixed` region that selects any of its nodes holds all 12 DOFs.
+      if (a.held) constrained.fill(1, 3 * node, 3 * node + 12);
       columns.push(node + 1, node + 2, node + 3);
       stiffnessVolume.push(a.stiffness * a.volume);
       const surface = shift(a.triangles, mapped.firstVertex[nextAffine++]);
@@ -311,6 +314,12 @@ function buildContact(
   });
   const fixedNodes = new Uint8Array(nVertices);
   for (let i = 0; i < map.identityCount; i++) fixedNodes[i] = constrained[3 * i] & constrained[3 * i + 1] & constrained[3 * i + 2];
+  // A mapped vertex is fixed when all its nodes are (a held affine body).
+  for (let k = 0; k + map.identityCount < nVertices; k++) {
+    let all = 1;
+    for (let j = map.start[k]; j < map.start[k + 1]; j++) for (let a = 0; a < 3; a++) all &= constrained[3 * map.nodes[j] + a];
+    fixedNodes[map.identityCount + k] = all;
+  }
   const mesh = buildCollisionMesh(nVertices, groups, planes, fixedNodes);
   const restVertices = new Float64Array(3 * nVertices);
   vertexPositions(map, rest, restVertices);
@@ -326,6 +335,7 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
   let mass: Float64Array;
   const springs: BuiltBody['springs'] = [];
   let segments: BuiltBody['segments'];
+  let torusTriangles: Uint32Array | undefined;
   let shellTriangles: Uint32Array | undefined;
   const mesh = def.mesh;
   if (mesh.type === 'particles') {
@@ -334,6 +344,13 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     }
     positions = Float64Array.from(mesh.positions.flat());
     mass = Float64Array.from(mesh.masses);
+  } else if (mesh.type === 'torus') {
+    if (def.kind !== 'affine') throw new SceneError(`${where}.mesh: a 'torus' mesh is a surface without tets; it needs "kind": "affine"`);
+    if (!(mesh.minorRadius < mesh.majorRadius)) throw new SceneError(`${where}.mesh.minorRadius: must be less than majorRadius (${mesh.majorRadius}), got ${mesh.minorRadius}`);
+    const torus = torusSurface(mesh.majorRadius, mesh.minorRadius, mesh.segments, mesh.sides);
+    positions = torus.positions;
+    torusTriangles = torus.triangles;
+    mass = new Float64Array(positions.length / 3);
   } else if (mesh.type === 'chain') {
     positions = new Float64Array(3 * (mesh.cells + 1));
     for (let i = 0; i <= mesh.cells; i++) positions[3 * i] = (mesh.length * i) / mesh.cells;
@@ -394,12 +411,12 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
 
   const fixed = new Uint8Array(n);
   def.fixed.forEach((region, ri) => {
-    const nodes = selectRegion(region, x0, `${where}.fixed[${ri}]`);
+    const nodes = selectRegion(region, x0, `${where}.fixed[${ri}]`, shellTriangles);
     for (const i of nodes) fixed[i] = 1;
   });
-  const moving = def.moving.map((m, mi) => ({ nodes: selectRegion(m.region, x0, `${where}.moving[${mi}].region`), velocity: m.velocity as Vec3 }));
-  const surface = tets.length > 0 ? extractSurface({ positions: rest, tets }).triangles : (shellTriangles ?? new Uint32Array(0));
-  const affine = def.kind === 'affine' ? affineBody(def, where, rest, surface) : undefined;
+  const moving = def.moving.map((m, mi) => ({ nodes: selectRegion(m.region, x0, `${where}.moving[${mi}].region`, shellTriangles), velocity: m.velocity as Vec3 }));
+  const surface = tets.length > 0 ? extractSurface({ positions: rest, tets }).triangles : (torusTriangles ?? shellTriangles ?? new Uint32Array(0));
+  const affine = def.kind === 'affine' ? affineBody(def, where, rest, surface, fixed.some((f) => f === 1)) : undefined;
   return {
     info: { name: def.name ?? `body ${index}`, tets, surface },
     rest,
@@ -417,14 +434,15 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
 }
 
 /** An affine body of the body's (transformed) mesh: what it cannot have is reported by field. */
-function affineBody(def: BodyDef, where: string, positions: Float64Array, surface: Uint32Array): BuiltBody['affine'] {
+function affineBody(def: BodyDef, where: string, positions: Float64Array, surface: Uint32Array, held: boolean): BuiltBody['affine'] {
   const not = (field: string, why: string) => new SceneError(`${where}.${field}: an affine body ${why}`);
   if (def.mesh.type === 'particles' || def.mesh.type === 'chain' || def.mesh.type === 'shell') throw not('kind', `needs a closed surface; a '${def.mesh.type}' mesh has none`);
-  if (def.fixed.length > 0) throw not('fixed', 'has no nodes to fix (its DOFs are a translation and a matrix)');
+  if (!def.material) throw new SceneError(`${where}.material: required for an affine body (density for its mass, youngsModulus for its stiffness)`);
   if (def.moving.length > 0) throw not('moving', 'has no nodes to move (its DOFs are a translation and a matrix)');
   if (def.lockAxes.length > 0) throw not('lockAxes', 'has no nodes whose coordinates could be locked');
   if (def.deform) throw not('deform', 'starts undeformed (its shape is the mesh under an affine map)');
   if (def.velocity.ramp) throw not('velocity.ramp', 'starts with a rigid velocity (linear and angular only)');
+  if (def.velocity.drumMode) throw not('velocity.drumMode', 'starts with a rigid velocity (linear and angular only)');
   let layout: AffineBodyLayout;
   try {
     layout = affineBodyLayout(positions, surface, def.material!.density);
@@ -433,8 +451,8 @@ function affineBody(def: BodyDef, where: string, positions: Float64Array, surfac
   }
   const v0 = new Float64Array(12);
   const vel = def.velocity;
-  rigidVelocity(layout.q0, vel.linear, vel.angular ?? [0, 0, 0], vel.center, v0);
-  return { ...layout, v0, stiffness: def.material!.youngsModulus };
+  if (!held) rigidVelocity(layout.q0, vel.linear, vel.angular ?? [0, 0, 0], vel.center, v0);
+  return { ...layout, v0, stiffness: def.material!.youngsModulus, held };
 }
 
 /**
@@ -551,6 +569,8 @@ function deform(x: Float64Array, d: NonNullable<BodyDef['deform']>): void {
 function initialVelocity(x: Float64Array, v: Float64Array, vel: BodyDef['velocity']): void {
   const n = x.length / 3;
   const ramp = vel.ramp ? normalizedCoordinate(x, vel.ramp.along as Vec3) : null;
+  const drum = vel.drumMode ? { ...vel.drumMode, sine: false } : null;
+  const drumZero = drum ? besselZero(drum.m, drum.n) : 0;
   for (let i = 0; i < n; i++) {
     const p: Vec3 = [x[3 * i] - vel.center[0], x[3 * i + 1] - vel.center[1], x[3 * i + 2] - vel.center[2]];
     for (let a = 0; a < 3; a++) v[3 * i + a] = vel.linear[a];
@@ -561,11 +581,18 @@ function initialVelocity(x: Float64Array, v: Float64Array, vel: BodyDef['velocit
       v[3 * i + 2] += w[0] * p[1] - w[1] * p[0];
     }
     if (ramp && vel.ramp) for (let a = 0; a < 3; a++) v[3 * i + a] += vel.ramp.velocity[a] * ramp[i];
+    if (drum) v[3 * i + 1] += drum.amplitude * drumModeShape(drum, drum.radius, x[3 * i] - drum.center[0], x[3 * i + 2] - drum.center[2], drumZero);
   }
 }
 
-function selectRegion(region: Region, x: Float64Array, where: string): number[] {
+function selectRegion(region: Region, x: Float64Array, where: string, shellTriangles?: Uint32Array): number[] {
   const n = x.length / 3;
+  if ('boundary' in region) {
+    if (!shellTriangles) throw new SceneError(`${where}.boundary: selects the rim of a shell; this body is not a shell`);
+    const rim = boundaryNodes(shellTriangles);
+    if (rim.length === 0) throw new SceneError(`${where}.boundary: the shell is closed (no boundary edges)`);
+    return rim;
+  }
   if ('nodes' in region) {
     for (const i of region.nodes) if (i >= n) throw new SceneError(`${where}.nodes: node ${i} does not exist (the body has ${n} nodes)`);
     return [...region.nodes];
@@ -583,6 +610,21 @@ function selectRegion(region: Region, x: Float64Array, where: string): number[] 
   }
   if (out.length === 0) throw new SceneError(`${where}.box: selects no node (box [${min}] to [${max}])`);
   return out;
+}
+
+/** Nodes on the boundary edges (edges of exactly one triangle) of a triangle mesh, in increasing order. */
+function boundaryNodes(triangles: Uint32Array): number[] {
+  const count = new Map<string, number>();
+  for (let t = 0; t < triangles.length; t += 3) {
+    for (let k = 0; k < 3; k++) {
+      const a = triangles[t + k], b = triangles[t + ((k + 1) % 3)];
+      const key = a < b ? `${a},${b}` : `${b},${a}`;
+      count.set(key, (count.get(key) ?? 0) + 1);
+    }
+  }
+  const nodes = new Set<number>();
+  for (const [key, c] of count) if (c === 1) for (const v of key.split(',')) nodes.add(Number(v));
+  return [...nodes].sort((p, q) => p - q);
 }
 
 function constantVelocity(nodes: Uint32Array, velocity: Vec3): ConstraintMotion {

@@ -107,8 +107,9 @@ export const regionSchema = z.union(
   [
     z.strictObject({ box: z.strictObject({ min: vec3, max: vec3 }).describe('axis-aligned box in world coordinates (after transform and deform)') }),
     z.strictObject({ nodes: list(z.number().int().nonnegative()).describe('node indices of the body (0-based)') }),
+    z.strictObject({ boundary: z.literal(true).describe("a shell's rim: the nodes on edges of only one triangle") }),
   ],
-  { error: 'expected a region: { "box": { "min": [x, y, z], "max": [x, y, z] } } or { "nodes": [whole numbers >= 0] }' },
+  { error: 'expected a region: { "box": { "min": [x, y, z], "max": [x, y, z] } }, { "nodes": [whole numbers >= 0] } or { "boundary": true } (shells)' },
 );
 
 /** The flat shapes a shell may be generated as (x-z plane, y = 0, before the body's transform). */
@@ -180,6 +181,13 @@ export const meshSchema = byType([
       .describe('linear springs between particles (seed 004 mass-spring systems)'),
   }),
   z.strictObject({
+    type: z.literal('torus'),
+    majorRadius: positive.describe('radius of the tube\'s centre line (m)'),
+    minorRadius: positive.describe('radius of the tube (m), less than majorRadius'),
+    segments: z.number().int().min(3).default(24).describe('divisions around the ring'),
+    sides: z.number().int().min(3).default(8).describe('divisions around the tube'),
+  }).describe("a closed torus surface about the y axis (a ring in the xz plane) for an affine body (kind 'affine'): a chain link"),
+  z.strictObject({
     type: z.literal('chain'),
     length: positive.describe('rest length (m): cells + 1 nodes evenly spaced along x from the body origin (before transform)'),
     cells: cellCount.describe('segments between consecutive nodes'),
@@ -231,7 +239,7 @@ export const bodySchema = z.strictObject({
     .enum(BODY_KINDS)
     .default('deformable')
     .describe(
-      "'deformable': the mesh's nodes are the DOFs; 'affine': the body moves as x = A X + p (Lan et al. 2022, Affine Body Dynamics; 12 DOFs, mass from the mesh's closed surface, near-rigid through the orthogonality potential with kappa = material.youngsModulus); no fixed, moving, lockAxes, deform or velocity.ramp",
+      "'deformable': the mesh's nodes are the DOFs; 'affine': the body moves as x = A X + p (Lan et al. 2022, Affine Body Dynamics; 12 DOFs, mass from the mesh's closed surface, near-rigid through the orthogonality potential with kappa = material.youngsModulus); `fixed` then holds the whole body when its regions select any node; no moving, lockAxes, deform or velocity.ramp",
     ),
   transform: transformSchema,
   material: materialSchema.optional().describe("required for tet meshes, chains and shells (a shell's membrane: 'neo-hookean' or 'stvk', plane stress)"),
@@ -252,6 +260,16 @@ export const bodySchema = z.strictObject({
         .strictObject({ velocity: vec3, along: direction })
         .optional()
         .describe('v = velocity * s, s in [0, 1] the normalised coordinate along `along` over the body'),
+      drumMode: z
+        .strictObject({
+          m: z.number().int().nonnegative().describe('angular order'),
+          n: z.number().int().positive().describe('radial order: j_mn is the n-th zero of J_m'),
+          amplitude: z.number().describe('peak velocity (m/s)'),
+          radius: positive.describe('drum radius R (m)'),
+          center: vec3.default([0, 0, 0]).describe('drum centre (m, world coordinates after transform)'),
+        })
+        .optional()
+        .describe('adds v_y = amplitude J_m(j_mn r / R) cos(m theta) (r, theta about center in the x-z plane, theta from +x toward +z; 0 beyond R): a mode of a clamped circular membrane'),
     })
     .prefault({}),
   fixed: list(regionSchema).default([]).describe('nodes held at their initial position'),

@@ -19,7 +19,8 @@ const START_TIMEOUT_MS = 60_000;
  */
 function startWorker(workerData: { control: Int32Array; errorText: Uint8Array }): Worker {
   const self = import.meta.url;
-  const ts = self.endsWith('.ts');
+  // tsx's API loads a module under a URL with a query (?tsx-namespace=...): look at the path alone.
+  const ts = new URL(self).pathname.endsWith('.ts');
   const entry = new URL(ts ? './thread-worker.ts' : './thread-worker.js', self).href;
   const load = ts
     ? `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((api) => api.tsImport(${JSON.stringify(entry)}, ${JSON.stringify(self)}))`
