@@ -304,3 +304,13 @@ test('mixed scene: an affine box dropped on a pinned shell keeps the invariants 
   assert.ok(boxY - 0.02 > 0.2 - 0.05, `box bottom at ${boxY - 0.02}`);
   assert.ok(sheetLow < boxY - 0.02, 'the box stays on top of the sheet');
 });
+
+test('scenes without affine bodies keep the identity map: the barrier acts on the nodes directly, not through the map', () => {
+  const { scene, baseDir } = loadScene('bouncing-ball-stiff');
+  const model = buildModel(scene, meshResolver(baseDir));
+  assert.equal(model.vertexMap!.nVertices, model.nNodes);
+  assert.equal(model.vertexMap!.identityCount, model.nNodes);
+  assert.ok(model.terms.includes(model.contact!.barrier));
+  assert.ok(!model.terms.some((t) => t instanceof MappedTerm));
+  assert.equal(contactPositions(model, model.x0), model.x0);
+});
