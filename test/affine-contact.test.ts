@@ -258,3 +258,59 @@ test('chain-net builds: 66 affine links and ball, 16 border rings held, interloc
   // Links are placed so that tubes through one hole stay e sqrt 2 - 2 r = 3.3 mm apart.
   assert.ok(Math.abs(minDistance - (0.008 * Math.SQRT2 - 0.008)) < 1e-4, `min distance ${minDistance}`);
 });
+
+test('mixed scene: an affine box dropped on a pinned shell keeps the invariants on every step and is caught', () => {
+  const scene = parseScene({
+    name: 'abd-box-on-sheet',
+    duration: 0.06,
+    dt: 0.005,
+    integrator: { name: 'implicit-euler' },
+    contact: { dhat: 1e-3, kappa: 1e5 },
+    bodies: [
+      {
+        name: 'sheet',
+        mesh: { type: 'shell', shape: { type: 'rectangle', size: [0.3, 0.3], cells: [6, 6] }, thickness: 0.001, areaDensity: 0.4 },
+        material: { model: 'neo-hookean', youngsModulus: 1e6, poissonRatio: 0.3 },
+        transform: { translate: [-0.15, 0.2, -0.15] },
+        fixed: [{ box: { min: [-1, 0, -1], max: [-0.15, 1, 1] } }, { box: { min: [0.15, 0, -1], max: [1, 1, 1] } }],
+      },
+      {
+        name: 'box',
+        kind: 'affine',
+        mesh: { type: 'box', size: [0.04, 0.04, 0.04], cells: [2, 2, 2] },
+        material: { youngsModulus: 1e7, density: 1000 },
+        transform: { center: true, translate: [0.01, 0.2225, 0.01] },
+        velocity: { linear: [0, -1, 0] },
+      },
+    ],
+  });
+  const model = buildModel(scene);
+  const p = 3 * model.bodies[1].affineNode!;
+  let minDistance = Infinity;
+  let boxY = 0;
+  let sheetLow = Infinity;
+  const { summary } = simulate(model, { ...toRunOptions(scene), contactChecks: 'steps' }, {
+    step(r) {
+      if (r.activeContacts > 0) minDistance = Math.min(minDistance, r.minDistance);
+    },
+    check(_step, x) {
+      boxY = x[p + 1];
+      sheetLow = Math.min(...Array.from({ length: 49 }, (_, i) => x[3 * i + 1]));
+    },
+  });
+  assert.equal(summary.stopped, undefined, summary.stopped ?? '');
+  assert.ok(minDistance > 0 && minDistance < 1e-3, `min distance ${minDistance}`);
+  // Without the sheet the box would fall 6 cm and more; the sheet holds it, below the box's bottom.
+  assert.ok(boxY - 0.02 > 0.2 - 0.05, `box bottom at ${boxY - 0.02}`);
+  assert.ok(sheetLow < boxY - 0.02, 'the box stays on top of the sheet');
+});
+
+test('scenes without affine bodies keep the identity map: the barrier acts on the nodes directly, not through the map', () => {
+  const { scene, baseDir } = loadScene('bouncing-ball-stiff');
+  const model = buildModel(scene, meshResolver(baseDir));
+  assert.equal(model.vertexMap!.nVertices, model.nNodes);
+  assert.equal(model.vertexMap!.identityCount, model.nNodes);
+  assert.ok(model.terms.includes(model.contact!.barrier));
+  assert.ok(!model.terms.some((t) => t instanceof MappedTerm));
+  assert.equal(contactPositions(model, model.x0), model.x0);
+});

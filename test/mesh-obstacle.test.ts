@@ -215,3 +215,11 @@ test('mesh obstacles: a missing file, a bad OBJ line, another format and no file
   const { simulateScene } = await import('../src/core.js');
   assert.throws(() => simulateScene(scene('ramp.obj')), /obstacles\[0\]\.path: a 'mesh' obstacle is read from a file, which needs a mesh loader/);
 });
+
+test('the built-in scene box-on-ramp reads its ramp from scenes/ramp.obj', () => {
+  const loaded = loadScene('box-on-ramp');
+  const model = buildModel(loaded.scene, meshResolver(loaded.baseDir));
+  assert.equal(model.obstacles![0].name, 'ramp');
+  assert.equal(model.obstacles![0].triangles.length / 3, 16);
+  assert.equal(model.nNodes, 2 * 125 + 15);
+});

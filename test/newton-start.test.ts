@@ -71,6 +71,25 @@ test('the rigid predictor rotates a spinning body through the step without stret
   }
 });
 
+test('only bodies a rotation can move within their constraints are turned: free or on a fixed edge, not held by a face', () => {
+  assert.ok(new RigidPredictor(spinningCube({ hinged: false, spin: 1 }).model).applies);
+  assert.ok(new RigidPredictor(spinningCube({ hinged: true, spin: 1 }).model).applies);
+  const face = validateScene({
+    name: 'bar-held-by-a-face',
+    duration: 0.1,
+    dt: 0.05,
+    bodies: [
+      {
+        name: 'bar',
+        mesh: { type: 'box', size: [0.1, 0.02, 0.02], cells: [5, 1, 1] },
+        material: { model: 'corotated', youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
+        fixed: [{ box: { min: [-1e-4, -1, -1], max: [1e-4, 1, 1] } }],
+      },
+    ],
+  });
+  assert.equal(new RigidPredictor(buildModel(face, () => { throw new Error('no mesh files'); })).applies, false);
+});
+
 test('a stiff hinged cube turning 0.5 rad per step: Newton starts from the rotated body and converges in half the iterations', () => {
   const { model, options } = spinningCube({ hinged: true, spin: 15, duration: 4 / 30 });
   const { summary, metrics } = simulateWithRows(model, options);

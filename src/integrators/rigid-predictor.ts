@@ -14,7 +14,8 @@ import type { Model } from '../model/model.js';
  * the rotating cubes at h = 1/30 s), which Newton must first undo; the turned body keeps its shape. The non-rigid
  * part of u is left out (after A-search's velocity correction it is mostly high-frequency motion that the implicit
  * solve damps). Constrained nodes take part in the fit with 10^4 times their mass (their motion is given: a fixed
- * edge pins the axis); only free DOFs are written by the caller.
+ * edge pins the axis); only free DOFs are written by the caller. Only bodies that a rotation can move without
+ * breaking their constraints are turned (see turnable).
  */
 export class RigidPredictor {
   /** Nodes of each body with at least 4 nodes. */
@@ -26,10 +27,12 @@ export class RigidPredictor {
     const { constrained, mass } = model;
     this.weights = new Float64Array(mass.length);
     for (let d = 0; d < mass.length; d++) this.weights[d] = constrained[d] ? 1e4 * mass[d] : mass[d];
+    const driven = new Set<number>();
+    for (const motion of model.motions) for (const node of motion.nodes) driven.add(node);
     for (const body of model.bodies) {
       const nodes = new Set<number>();
       for (const node of body.tets) nodes.add(node);
-      if (nodes.size >= 4) this.groups.push(Uint32Array.from([...nodes].sort((a, b) => a - b)));
+      if (nodes.size >= 4 && turnable([...nodes], model, driven)) this.groups.push(Uint32Array.from([...nodes].sort((a, b) => a - b)));
     }
   }
 
@@ -94,4 +97,33 @@ export class RigidPredictor {
       }
     }
   }
+}
+
+/**
+ * Whether a rigid rotation of the body can respect its constraints: no node is driven, and the fixed ones lie on one
+ * line (none, a point, a hinge or a fixed edge). A body held by a fixed face (the twisted bar) or driven ends can only
+ * deform, and a rigid start would only be a guess that moves Newton elsewhere.
+ */
+function turnable(nodes: number[], model: Model, driven: Set<number>): boolean {
+  const { constrained, x0 } = model;
+  const fixed = nodes.filter((i) => constrained[3 * i] || constrained[3 * i + 1] || constrained[3 * i + 2]);
+  if (fixed.some((i) => driven.has(i))) return false;
+  if (fixed.length < 3) return true;
+  // The fixed node farthest from the first spans the line; every other must lie on it (to 1e-6 of its length).
+  const p = (i: number, k: number) => x0[3 * i + k];
+  const a = fixed[0];
+  let b = a;
+  let far = 0;
+  for (const i of fixed) {
+    const d = Math.hypot(p(i, 0) - p(a, 0), p(i, 1) - p(a, 1), p(i, 2) - p(a, 2));
+    if (d > far) [far, b] = [d, i];
+  }
+  if (far === 0) return true;
+  const ex = (p(b, 0) - p(a, 0)) / far, ey = (p(b, 1) - p(a, 1)) / far, ez = (p(b, 2) - p(a, 2)) / far;
+  for (const i of fixed) {
+    const rx = p(i, 0) - p(a, 0), ry = p(i, 1) - p(a, 1), rz = p(i, 2) - p(a, 2);
+    const along = rx * ex + ry * ey + rz * ez;
+    if (Math.hypot(rx - along * ex, ry - along * ey, rz - along * ez) > 1e-6 * far) return false;
+  }
+  return true;
 }

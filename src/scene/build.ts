@@ -11,6 +11,7 @@ import { MappedTerm } from '../contact/mapped-term.js';
 import { buildCollisionMesh, type CollisionGroupInput, type ContactPlane } from '../contact/collision-mesh.js';
 import { boxGrid, stairsSurface, torusSurface } from '../mesh/generators.js';
 import { generateShellShape } from '../mesh/shell-shapes.js';
+import { besselZero, drumModeShape } from '../analysis/membrane-modes.js';
 import { ShellBending, plateBendingStiffness } from '../energies/shell-bending.js';
 import { MEMBRANE_MODELS, ShellMembrane, lumpedShellMass, type MembraneModel } from '../energies/shell-membrane.js';
 import { extractSurface } from '../mesh/surface.js';
@@ -410,10 +411,10 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
 
   const fixed = new Uint8Array(n);
   def.fixed.forEach((region, ri) => {
-    const nodes = selectRegion(region, x0, `${where}.fixed[${ri}]`);
+    const nodes = selectRegion(region, x0, `${where}.fixed[${ri}]`, shellTriangles);
     for (const i of nodes) fixed[i] = 1;
   });
-  const moving = def.moving.map((m, mi) => ({ nodes: selectRegion(m.region, x0, `${where}.moving[${mi}].region`), velocity: m.velocity as Vec3 }));
+  const moving = def.moving.map((m, mi) => ({ nodes: selectRegion(m.region, x0, `${where}.moving[${mi}].region`, shellTriangles), velocity: m.velocity as Vec3 }));
   const surface = tets.length > 0 ? extractSurface({ positions: rest, tets }).triangles : (torusTriangles ?? shellTriangles ?? new Uint32Array(0));
   const affine = def.kind === 'affine' ? affineBody(def, where, rest, surface, fixed.some((f) => f === 1)) : undefined;
   return {
@@ -441,6 +442,7 @@ function affineBody(def: BodyDef, where: string, positions: Float64Array, surfac
   if (def.lockAxes.length > 0) throw not('lockAxes', 'has no nodes whose coordinates could be locked');
   if (def.deform) throw not('deform', 'starts undeformed (its shape is the mesh under an affine map)');
   if (def.velocity.ramp) throw not('velocity.ramp', 'starts with a rigid velocity (linear and angular only)');
+  if (def.velocity.drumMode) throw not('velocity.drumMode', 'starts with a rigid velocity (linear and angular only)');
   let layout: AffineBodyLayout;
   try {
     layout = affineBodyLayout(positions, surface, def.material!.density);
@@ -567,6 +569,8 @@ function deform(x: Float64Array, d: NonNullable<BodyDef['deform']>): void {
 function initialVelocity(x: Float64Array, v: Float64Array, vel: BodyDef['velocity']): void {
   const n = x.length / 3;
   const ramp = vel.ramp ? normalizedCoordinate(x, vel.ramp.along as Vec3) : null;
+  const drum = vel.drumMode ? { ...vel.drumMode, sine: false } : null;
+  const drumZero = drum ? besselZero(drum.m, drum.n) : 0;
   for (let i = 0; i < n; i++) {
     const p: Vec3 = [x[3 * i] - vel.center[0], x[3 * i + 1] - vel.center[1], x[3 * i + 2] - vel.center[2]];
     for (let a = 0; a < 3; a++) v[3 * i + a] = vel.linear[a];
@@ -577,11 +581,18 @@ function initialVelocity(x: Float64Array, v: Float64Array, vel: BodyDef['velocit
       v[3 * i + 2] += w[0] * p[1] - w[1] * p[0];
     }
     if (ramp && vel.ramp) for (let a = 0; a < 3; a++) v[3 * i + a] += vel.ramp.velocity[a] * ramp[i];
+    if (drum) v[3 * i + 1] += drum.amplitude * drumModeShape(drum, drum.radius, x[3 * i] - drum.center[0], x[3 * i + 2] - drum.center[2], drumZero);
   }
 }
 
-function selectRegion(region: Region, x: Float64Array, where: string): number[] {
+function selectRegion(region: Region, x: Float64Array, where: string, shellTriangles?: Uint32Array): number[] {
   const n = x.length / 3;
+  if ('boundary' in region) {
+    if (!shellTriangles) throw new SceneError(`${where}.boundary: selects the rim of a shell; this body is not a shell`);
+    const rim = boundaryNodes(shellTriangles);
+    if (rim.length === 0) throw new SceneError(`${where}.boundary: the shell is closed (no boundary edges)`);
+    return rim;
+  }
   if ('nodes' in region) {
     for (const i of region.nodes) if (i >= n) throw new SceneError(`${where}.nodes: node ${i} does not exist (the body has ${n} nodes)`);
     return [...region.nodes];
@@ -599,6 +610,21 @@ function selectRegion(region: Region, x: Float64Array, where: string): number[] 
   }
   if (out.length === 0) throw new SceneError(`${where}.box: selects no node (box [${min}] to [${max}])`);
   return out;
+}
+
+/** Nodes on the boundary edges (edges of exactly one triangle) of a triangle mesh, in increasing order. */
+function boundaryNodes(triangles: Uint32Array): number[] {
+  const count = new Map<string, number>();
+  for (let t = 0; t < triangles.length; t += 3) {
+    for (let k = 0; k < 3; k++) {
+      const a = triangles[t + k], b = triangles[t + ((k + 1) % 3)];
+      const key = a < b ? `${a},${b}` : `${b},${a}`;
+      count.set(key, (count.get(key) ?? 0) + 1);
+    }
+  }
+  const nodes = new Set<number>();
+  for (const [key, c] of count) if (c === 1) for (const v of key.split(',')) nodes.add(Number(v));
+  return [...nodes].sort((p, q) => p - q);
 }
 
 function constantVelocity(nodes: Uint32Array, velocity: Vec3): ConstraintMotion {

@@ -107,8 +107,9 @@ export const regionSchema = z.union(
   [
     z.strictObject({ box: z.strictObject({ min: vec3, max: vec3 }).describe('axis-aligned box in world coordinates (after transform and deform)') }),
     z.strictObject({ nodes: list(z.number().int().nonnegative()).describe('node indices of the body (0-based)') }),
+    z.strictObject({ boundary: z.literal(true).describe("a shell's rim: the nodes on edges of only one triangle") }),
   ],
-  { error: 'expected a region: { "box": { "min": [x, y, z], "max": [x, y, z] } } or { "nodes": [whole numbers >= 0] }' },
+  { error: 'expected a region: { "box": { "min": [x, y, z], "max": [x, y, z] } }, { "nodes": [whole numbers >= 0] } or { "boundary": true } (shells)' },
 );
 
 /** The flat shapes a shell may be generated as (x-z plane, y = 0, before the body's transform). */
@@ -259,6 +260,16 @@ export const bodySchema = z.strictObject({
         .strictObject({ velocity: vec3, along: direction })
         .optional()
         .describe('v = velocity * s, s in [0, 1] the normalised coordinate along `along` over the body'),
+      drumMode: z
+        .strictObject({
+          m: z.number().int().nonnegative().describe('angular order'),
+          n: z.number().int().positive().describe('radial order: j_mn is the n-th zero of J_m'),
+          amplitude: z.number().describe('peak velocity (m/s)'),
+          radius: positive.describe('drum radius R (m)'),
+          center: vec3.default([0, 0, 0]).describe('drum centre (m, world coordinates after transform)'),
+        })
+        .optional()
+        .describe('adds v_y = amplitude J_m(j_mn r / R) cos(m theta) (r, theta about center in the x-z plane, theta from +x toward +z; 0 beyond R): a mode of a clamped circular membrane'),
     })
     .prefault({}),
   fixed: list(regionSchema).default([]).describe('nodes held at their initial position'),
