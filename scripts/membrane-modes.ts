@@ -1,7 +1,7 @@
 /**
  * Seed 000 section 5.2, figure 4: the vibrating membrane's u21 mode over time, per integrator and step.
  *
- *   npm run analysis:membrane-modes [-- --quick] [-- --rings N] [-- --duration S] [-- --runs a-search:120,bdf2:120,...] [-- --out DIR]
+ *   npm run analysis:membrane-modes [-- --quick] [-- --rings N] [-- --tol T] [-- --duration S] [-- --runs a-search:120,bdf2:120,...] [-- --out DIR]
  *
  * Runs the `vibrating-membrane` scene (its file, its disc remeshed with N rings: 73 is the
  * scene's 16,207 nodes) with each integrator:steps-per-second pair, projects every output frame's out-of-plane
@@ -27,7 +27,7 @@ function arg(name: string): string | undefined {
 }
 
 /** The scene with its disc remeshed, run with the integrator at h = 1 / stepsPerSecond; frames at 240 per second or every step. */
-export function runMembrane(base: Scene, baseDir: string, integrator: string, stepsPerSecond: number, rings: number, duration: number): ModeHistory {
+export function runMembrane(base: Scene, baseDir: string, integrator: string, stepsPerSecond: number, rings: number, duration: number, tolerance = base.solver.tolerance): ModeHistory {
   const body = base.bodies[0];
   if (body.mesh.type !== 'shell' || body.mesh.shape.type !== 'disc' || !body.velocity.drumMode) throw new Error('membrane-modes: the scene must be a disc shell started in a drum mode');
   const { radius } = body.mesh.shape;
@@ -37,6 +37,7 @@ export function runMembrane(base: Scene, baseDir: string, integrator: string, st
     dt: 1 / stepsPerSecond,
     frameRate: Math.min(240, stepsPerSecond),
     integrator: { name: integrator, params: {} },
+    solver: { ...base.solver, tolerance },
     bodies: [{ ...body, mesh: { ...body.mesh, shape: { type: 'disc', radius, rings } } }],
   };
   const model = buildModel(scene, meshResolver(baseDir));
@@ -66,9 +67,12 @@ async function main(): Promise<void> {
   const out = resolve(arg('out') ?? join(PACKAGE_ROOT, 'out', 'analysis', 'membrane-modes'));
   mkdirSync(out, { recursive: true });
   const { scene, baseDir } = loadScene('vibrating-membrane');
+  // --tol: Newton's stop |dx| <= tol * h (the scene's 0.01 lets a small step's predictor pass untouched: a reference
+  // run at h = 1/3000 s needs a tighter one).
+  const tolerance = Number(arg('tol') ?? scene.solver.tolerance);
   const u21 = LOWEST_DRUM_MODES.findIndex((m) => m.m === 2 && m.n === 1 && !m.sine);
   const histories: ModeHistory[] = [];
-  const lines: string[] = [`# Vibrating membrane: u21 over time (disc of ${rings} rings, ${1 + 3 * rings * (rings + 1)} nodes, ${duration} s)`, ''];
+  const lines: string[] = [`# Vibrating membrane: u21 over time (disc of ${rings} rings, ${1 + 3 * rings * (rings + 1)} nodes, ${duration} s, Newton tolerance ${tolerance} h)`, ''];
   lines.push('Per 0.1 s window: largest |u21| displacement coefficient (mm) / largest norm of the other modes\' coefficients (mm).', '');
   let header = '| run | CPU s | Newton | H_end/H_0 |';
   let rule = '|---|---|---|---|';
@@ -78,7 +82,7 @@ async function main(): Promise<void> {
   }
   lines.push(header, rule);
   for (const run of runs) {
-    const h = runMembrane(scene, baseDir, run.name, run.steps, rings, duration);
+    const h = runMembrane(scene, baseDir, run.name, run.steps, rings, duration, tolerance);
     histories.push(h);
     const cells = windowedAmplitudes(h, u21, 0.1).map((c) => ` ${(1000 * c.mode).toFixed(2)} / ${(1000 * c.others).toFixed(2)} |`);
     lines.push(`| ${h.label}${h.stopped ? ` (stopped: ${h.stopped})` : ''} | ${h.cpuSeconds.toFixed(1)} | ${h.newtonIterations} | ${h.energyKept?.toFixed(4) ?? '-'} |${cells.join('')}`);

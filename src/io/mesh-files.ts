@@ -491,7 +491,7 @@ export function readGmsh(path: string): TetMesh {
 // ---------------------------------------------------------------------------------------------------------------
 // Shipped meshes (data/meshes, see the README there)
 
-export type ShippedMeshName = 'armadillo' | 'bunny' | 'ball';
+export type ShippedMeshName = 'armadillo' | 'armadillo-quality' | 'bunny' | 'ball';
 
 export const SHIPPED_MESH_DIR = fileURLToPath(new URL('../../data/meshes/', import.meta.url));
 

@@ -157,7 +157,7 @@ export const meshSchema = byType([
   }),
   z.strictObject({
     type: z.literal('builtin'),
-    name: z.enum(['armadillo', 'bunny', 'ball']).describe('a mesh shipped in data/meshes'),
+    name: z.enum(['armadillo', 'armadillo-quality', 'bunny', 'ball']).describe('a mesh shipped in data/meshes'),
   }),
   z.strictObject({
     type: z.literal('particles'),
