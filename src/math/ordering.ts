@@ -2,7 +2,8 @@
  * Fill-reducing orderings of the node graph of a BsrPattern, and the elimination-tree tools that rate them.
  *
  * Orderings work on nodes, not DOFs: each node's 3x3 block stays whole, the graph is 3x smaller, and the 3 DOFs of
- * a node become one supernode of width 3 (shared/research/cholmod-anchor.md: breaking the blocks costs fill).
+ * a node become one supernode of width 3 (breaking the blocks costs fill, as CHOLMOD's runs on
+ * the same matrices showed).
  * Two orderings are offered and rated by the symbolic factorization they produce (predicted nnz(L) and flops):
  * - approximate minimum degree (AMD-style: quotient graph, approximate external degrees, element absorption,
  *   supervariables), good on small or flat meshes;

@@ -13,7 +13,7 @@ export interface FrozenQuadratic {
 }
 
 /**
- * The one objective every implicit step minimises (shared/DESIGN.md):
+ * The one objective every implicit step minimises (the optimization form of implicit time integration):
  *
  *     E(x) = 1/2 (x - xTilde)^T M (x - xTilde) + c P(x) (+ c D(x) lagged friction, + frozen quadratic terms)
  *
