@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { integratorNames } from '../integrators/registry.js';
-import { DEFAULT_THREADS, MAX_THREADS } from '../solver/threads.js';
+import { defaultSolverOptions } from '../sim/simulate.js';
+import { MAX_THREADS } from '../solver/threads.js';
 
 /**
  * The scene format (JSON). Every field is documented here with its default; `vivace scenes --schema` prints this
@@ -369,18 +370,18 @@ export const sceneSchema = z.strictObject({
     .strictObject({
       linear: z
         .enum(['auto', 'pcg', 'ldlt', 'ldlt-lagged'])
-        .default('auto')
+        .default(defaultSolverOptions.linear)
         .describe("'pcg' Jacobi CG, 'ldlt' Cholesky per solve, 'ldlt-lagged' CG on a reused Cholesky factor; 'auto': ldlt-lagged while a factorization needs at most 5e10 flops and 1 GiB (predicted by its symbolic analysis), pcg beyond"),
-      tolerance: positive.default(0.01).describe('Newton stop |dx|_inf <= tolerance * h'),
-      maxNewtonIterations: z.number().int().positive().default(100),
-      cgTolerance: positive.default(1e-4).describe('PCG relative residual'),
-      projectPsd: z.boolean().default(true),
+      tolerance: positive.default(defaultSolverOptions.tolerance).describe('Newton stop |dx|_inf <= tolerance * h'),
+      maxNewtonIterations: z.number().int().positive().default(defaultSolverOptions.maxNewtonIterations),
+      cgTolerance: positive.default(defaultSolverOptions.cgTolerance).describe('PCG relative residual'),
+      projectPsd: z.boolean().default(defaultSolverOptions.projectPsd),
       threads: z
         .number()
         .int()
         .min(1)
         .max(MAX_THREADS)
-        .default(DEFAULT_THREADS)
+        .default(defaultSolverOptions.threads!)
         .describe('threads of the element loops (energy, gradient, Hessian of each body of at least 1000 tets per thread); results are the same to the bit for any count'),
     })
     .prefault({}),
