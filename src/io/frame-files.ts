@@ -18,7 +18,7 @@ import { vertexMapOf, type Model } from '../model/model.js';
 import { gatherVertices, isIdentityMap, vertexPositions } from '../model/vertex-map.js';
 import type { FrameFormat } from '../scene/run-options.js';
 import { frameGeometry, type FrameGroup } from '../sim/frame-geometry.js';
-import { writeFileAtomic } from './mesh-files.js';
+import { pushObjFaces, pushObjVertices, writeFileAtomic } from './mesh-files.js';
 
 export const PVD_FILE = 'frames.pvd';
 
@@ -51,16 +51,12 @@ function vtuNumber(x: number): string {
 
 /** An OBJ frame: time comment, vertices (7 significant digits), one `o` group of 1-based faces per group. */
 export function formatObjFrame(positions: Float64Array, triangles: Uint32Array, groups: readonly FrameGroup[], index: number, t: number): string {
-  const nv = positions.length / 3;
   const lines: string[] = [`# vivace frame ${index} t = ${t}`];
-  for (let i = 0; i < nv; i++) lines.push(`v ${positions[3 * i].toPrecision(7)} ${positions[3 * i + 1].toPrecision(7)} ${positions[3 * i + 2].toPrecision(7)}`);
-  const faces = (from: number, to: number) => {
-    for (let k = from; k < to; k++) lines.push(`f ${triangles[3 * k] + 1} ${triangles[3 * k + 1] + 1} ${triangles[3 * k + 2] + 1}`);
-  };
-  if (groups.length === 0) faces(0, triangles.length / 3);
+  pushObjVertices(lines, positions, 7);
+  if (groups.length === 0) pushObjFaces(lines, triangles, 0, triangles.length / 3);
   for (const g of groups) {
     lines.push(`o ${oneLine(g.name)}`);
-    faces(g.firstTriangle, g.firstTriangle + g.triangleCount);
+    pushObjFaces(lines, triangles, g.firstTriangle, g.firstTriangle + g.triangleCount);
   }
   lines.push('');
   return lines.join('\n');

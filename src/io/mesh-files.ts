@@ -193,17 +193,25 @@ export function readObj(path: string): TriSurface {
 
 /** OBJ text of a triangle surface; positions with `digits` significant digits (default 7). */
 export function formatObj(positions: Float64Array, triangles: Uint32Array, digits = 7): string {
+  const lines: string[] = [];
+  pushObjVertices(lines, positions, digits);
+  pushObjFaces(lines, triangles, 0, triangles.length / 3);
+  lines.push('');
+  return lines.join('\n');
+}
+
+/** Appends one `v` line per vertex, with `digits` significant digits. */
+export function pushObjVertices(lines: string[], positions: Float64Array, digits: number): void {
   const nv = positions.length / 3;
-  const nt = triangles.length / 3;
-  const lines = new Array<string>(nv + nt + 1);
-  let w = 0;
   for (let i = 0; i < nv; i++) {
     // Plain toPrecision (trailing zeros kept) is ~4x faster than the shortest form; OBJ frames are written often.
-    lines[w++] = `v ${positions[3 * i].toPrecision(digits)} ${positions[3 * i + 1].toPrecision(digits)} ${positions[3 * i + 2].toPrecision(digits)}`;
+    lines.push(`v ${positions[3 * i].toPrecision(digits)} ${positions[3 * i + 1].toPrecision(digits)} ${positions[3 * i + 2].toPrecision(digits)}`);
   }
-  for (let t = 0; t < nt; t++) lines[w++] = `f ${triangles[3 * t] + 1} ${triangles[3 * t + 1] + 1} ${triangles[3 * t + 2] + 1}`;
-  lines[w] = '';
-  return lines.join('\n');
+}
+
+/** Appends the 1-based `f` lines of triangles [from, to). */
+export function pushObjFaces(lines: string[], triangles: Uint32Array, from: number, to: number): void {
+  for (let t = from; t < to; t++) lines.push(`f ${triangles[3 * t] + 1} ${triangles[3 * t + 1] + 1} ${triangles[3 * t + 2] + 1}`);
 }
 
 export function writeObj(path: string, positions: Float64Array, triangles: Uint32Array, opts: { digits?: number } = {}): void {
