@@ -91,6 +91,7 @@ function bodySize(body: BodyDef, index: number, meshSize: MeshSizer): { nodes: n
     const nodes = (a + 1) * (b + 1) * (c + 1);
     return { nodes, tets: mesh.tetsPerCell * a * b * c, drawnNodes: nodes - Math.max(0, (a - 1) * (b - 1) * (c - 1)), triangles: 4 * (a * b + b * c + c * a) };
   }
+  if (mesh.type === 'chain') return { nodes: mesh.cells + 1, tets: 0, drawnNodes: mesh.cells + 1, triangles: 0 };
   if (mesh.type === 'torus') {
     const n = mesh.segments * mesh.sides;
     return { nodes: n, tets: 0, drawnNodes: n, triangles: 2 * n };
