@@ -20,7 +20,7 @@ export const WORK_LIMITS = {
   steps: 1_000_000,
   /** Estimated peak memory. */
   memoryBytes: 8 * GiB,
-  /** Estimated size of metrics.csv and frames/ together. */
+  /** Estimated size of metrics.csv, bodies.csv and frames/ together. */
   outputBytes: 10 * GiB,
   /**
    * Bodies after `repeat`: each body costs about 1 ms to set up (measured: 27,000 boxes of one cell built in 26 s),
@@ -40,8 +40,8 @@ export type WorkLimits = { [K in keyof typeof WORK_LIMITS]: number };
  */
 const MEMORY_MODEL = { baseBytes: 150 * MiB, perNode: 600, perTet: 450, factorPerDof43: 270, perStep: 40 };
 
-/** Output model: a metrics.csv row of ~25 columns, and OBJ frame lines (`v x y z`, `f a b c`). */
-const OUTPUT_MODEL = { metricsRowBytes: 300, frameVertexBytes: 45, frameTriangleBytes: 15 };
+/** Output model: a metrics.csv row of ~25 columns, a bodies.csv row per body and frame, and OBJ frame lines (`v x y z`, `f a b c`). */
+const OUTPUT_MODEL = { metricsRowBytes: 300, bodiesRowBytes: 180, frameVertexBytes: 45, frameTriangleBytes: 15 };
 
 export interface MeshSize {
   nodes: number;
@@ -62,7 +62,7 @@ export interface WorkEstimate {
   bodies: number;
   /** Estimated peak memory of the run (bytes). */
   memoryBytes: number;
-  /** Estimated size of metrics.csv and the frames of all runs (bytes). */
+  /** Estimated size of metrics.csv, bodies.csv and the frames of all runs (bytes). */
   outputBytes: number;
 }
 
@@ -147,7 +147,7 @@ export function estimateWork(scene: Scene, meshSize: MeshSizer, runs = 1, surfac
   const memoryBytes = m.baseBytes + m.perNode * nodes + m.perTet * tets + factorBytes + m.perStep * steps;
   const o = OUTPUT_MODEL;
   const frameBytes = o.frameVertexBytes * drawnNodes + o.frameTriangleBytes * triangles;
-  const outputBytes = runs * ((steps + 1) * o.metricsRowBytes + frames * frameBytes);
+  const outputBytes = runs * ((steps + 1) * o.metricsRowBytes + frames * (frameBytes + bodies * o.bodiesRowBytes));
   return { steps, frames, nodes, tets, bodies, memoryBytes, outputBytes };
 }
 
