@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import { barrier } from '../src/contact/barrier.js';
 import { SpatialHashBroadPhase } from '../src/contact/broad-phase.js';
 import type { CollisionMesh } from '../src/contact/collision-mesh.js';
 import { PairScratch, type PairHessian } from '../src/contact/pairs/pair-kind.js';
@@ -145,6 +146,11 @@ test(`every pair kind${offsets ? ' with contact offsets (barrier on d - xi)' : '
       const gap = relativeGap(list, k, x, c);
       if (!(gap > 0.2 && gap < 0.9)) continue;
       if (offsets) largestOffset = Math.max(largestOffset, list.offsets[k] / dhat);
+      // The energy is m b((d - xi)^2): the plain barrier at the gap (xi = 0: at the distance).
+      const d = Math.sqrt(kind.distance2(pair, 0, xs, c));
+      const expected = kind.mollifier(pair, 0, c) * barrier((d - pair.offsets[0]) ** 2, c.dhat2);
+      const e0 = kind.sumEnergy(pair, xs, c, 0);
+      assert.ok(Math.abs(e0 - expected) <= 1e-9 * expected, `${label}: energy ${e0}, m b((d - xi)^2) = ${expected}`);
       const fd = centralDifferenceGradient((y) => kind.sumEnergy(pair, y, c, 0), xs, 1, 1e-8);
       assert.ok(maxAbsDiff(g, fd) <= 1e-5 * maxAbs(g), `${label}: gradient ${g} vs differences ${fd}`);
 
