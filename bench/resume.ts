@@ -79,7 +79,7 @@ if (mode === 'save' && !summary.stopped) {
   console.log(`wrote ${file} (state after ${steps} steps of ${sceneName})`);
 }
 const split = Object.entries(summary.timing)
-  .map(([k, v]) => `${k} ${k === 'patternRebuilds' ? v : v.toFixed(1)}`)
+  .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(1)}`)
   .join(', ');
 console.log(`${summary.newtonIterations} Newton iterations, ${summary.wallSeconds.toFixed(1)} s wall, ${summary.cpuSeconds?.toFixed(1) ?? "?"} s CPU`);
 console.log(`time split (s): ${split}`);

@@ -329,3 +329,35 @@ test('bvh method: the same pairs as brute force for proximity and swept queries,
     assertSameSet(hashPairs(sc, plain).ee, want.ee, `seed ${seed} bvh vs brute force edge-edge`);
   }
 });
+
+test('per-group reach: each body\'s boxes grow by its own reach, the same pairs as brute force (hash and bvh)', () => {
+  const sc = twoBoxes(71);
+  const nNodes = sc.x.length / 3;
+  const groupOfNode = Int32Array.from({ length: nNodes }, (_, n) => (n < sc.firstBodyNodes ? 0 : 1));
+  const dhat = 0.02;
+  const reach = [0.01, 0.09];
+  // Brute force: a primitive of group g has its box grown by (dhat + reach[g]) / 2.
+  const grow = (nodes: number[]) => box(nodes, sc.x, null, 0, 0.5 * (dhat + reach[groupOfNode[nodes[0]]]));
+  const want = { vt: new Set<string>(), ee: new Set<string>() };
+  const nt = sc.surface.triangles.length / 3, ne = sc.surface.edges.length / 2;
+  for (const v of sc.surface.vertices) {
+    for (let t = 0; t < nt; t++) {
+      if (!tri(sc, t).includes(v) && overlap(grow([v]), grow(tri(sc, t)))) want.vt.add(`${v},${t}`);
+    }
+  }
+  for (let a = 0; a < ne; a++) {
+    for (let b = a + 1; b < ne; b++) {
+      if (!edge(sc, a).some((n) => edge(sc, b).includes(n)) && overlap(grow(edge(sc, a)), grow(edge(sc, b)))) want.ee.add(`${a},${b}`);
+    }
+  }
+  const uniform = bruteForce(sc, null, 0, 0.5 * (dhat + reach[0]), null);
+  assert.ok(want.vt.size > uniform.vt.size && want.ee.size > uniform.ee.size, 'the longer reach of the second body adds pairs');
+  for (const method of ['hash', 'bvh'] as const) {
+    const bp = new SpatialHashBroadPhase(sc.surface, { method, groupOfNode });
+    bp.findProximityCandidates(sc.x, dhat, 'all', reach);
+    const got = hashPairs(sc, bp);
+    assertSameSet(got.vt, want.vt, `${method} vertex-triangle`);
+    assertSameSet(got.ee, want.ee, `${method} edge-edge`);
+  }
+  assert.throws(() => new SpatialHashBroadPhase(sc.surface).findProximityCandidates(sc.x, dhat, 'all', reach), /groupReach/);
+});

@@ -362,6 +362,11 @@ test('contact scene: cubes dropped on stairs, the ground and each other keep eve
   assert.equal(steps, 61);
   assert.ok(sawContact, 'the cubes reached the stairs');
   assert.ok((summary.timing.patternRebuilds ?? 0) >= 1, `the two cubes met: the Hessian pattern grew (${JSON.stringify(summary.timing)})`);
+  // The linear solve's split: every new pattern is analysed (the first one too) and each analysis is factored.
+  const t = summary.timing;
+  assert.ok(t.analyses >= t.patternRebuilds + 1 && t.factorizations >= t.analyses, JSON.stringify(t));
+  assert.ok(t.symbolicAnalysis > 0 && t.factorization > 0 && t.triangularSolves > 0, JSON.stringify(t));
+  assert.ok(t.symbolicAnalysis + t.factorization + t.triangularSolves <= t.linearSolve + 1e-3, JSON.stringify(t));
 });
 
 test('every implicit integrator with feasible positions keeps the contact invariants (CCD filters each stage)', () => {

@@ -299,10 +299,17 @@ export class SpatialHashBroadPhase {
     this.fixedNodes = fixedNodes;
   }
 
-  /** Active-set candidates: every pair whose distance at x could be below dhat (boxes inflated by dhat/2). */
-  findProximityCandidates(x: ArrayLike<number>, dhat: number, pairs: PairKind = 'all'): void {
+  /**
+   * Active-set candidates: every pair whose distance at x could be below dhat (boxes inflated by dhat/2). With
+   * groupReach (per collision group, needs options.groupOfNode) the boxes of a group's primitives grow by
+   * groupReach[g]/2 more: a pair of groups g and h is then listed when it could be closer than
+   * dhat + (groupReach[g] + groupReach[h])/2, so a body that moves fast can be given a longer look-ahead than its
+   * resting neighbours.
+   */
+  findProximityCandidates(x: ArrayLike<number>, dhat: number, pairs: PairKind = 'all', groupReach: ArrayLike<number> | null = null): void {
     if (!(dhat >= 0)) throw new Error(`broad phase: dhat must be >= 0, got ${dhat}`);
-    this.run(x, null, 0, 0.5 * dhat, pairs);
+    if (groupReach !== null && !this.hasGroups) throw new Error('broad phase: groupReach needs options.groupOfNode');
+    this.run(x, null, 0, 0.5 * dhat, pairs, groupReach);
   }
 
   /**
@@ -330,12 +337,20 @@ export class SpatialHashBroadPhase {
     this.collectEdgeTriangle();
   }
 
-  private run(x: ArrayLike<number>, dx: ArrayLike<number> | null, s: number, inflate: number, pairs: PairKind): void {
+  private run(
+    x: ArrayLike<number>, dx: ArrayLike<number> | null, s: number, inflate: number, pairs: PairKind,
+    groupReach: ArrayLike<number> | null = null,
+  ): void {
     if (pairs !== 'all' && !this.hasGroups) throw new Error(`broad phase: '${pairs}' pairs need options.groupOfNode`);
     this.pairMode = pairs === 'all' ? 0 : pairs === 'same-group' ? 1 : 2;
     fillBoxes(this.vertices, 1, x, dx, s, inflate, this.vertexBoxes);
     fillBoxes(this.edges, 2, x, dx, s, inflate, this.edgeBoxes);
     fillBoxes(this.triangles, 3, x, dx, s, inflate, this.triangleBoxes);
+    if (groupReach !== null) {
+      growBoxes(this.vertexBoxes, this.vertexGroup, groupReach);
+      growBoxes(this.edgeBoxes, this.edgeGroup, groupReach);
+      growBoxes(this.triangleBoxes, this.triangleGroup, groupReach);
+    }
     if (this.method === 'bvh') {
       this.collectWithTrees();
       return;
@@ -569,6 +584,19 @@ export function fillBoxes(
       }
       out[o + d] = mn - inflate;
       out[o + 3 + d] = mx + inflate;
+    }
+  }
+}
+
+/** Grows box p (6 numbers each) by reach[group[p]]/2 on every side. */
+function growBoxes(boxes: Float64Array, group: Int32Array, reach: ArrayLike<number>): void {
+  for (let p = 0; p < group.length; p++) {
+    const r = 0.5 * reach[group[p]];
+    if (r === 0) continue;
+    const o = 6 * p;
+    for (let d = 0; d < 3; d++) {
+      boxes[o + d] -= r;
+      boxes[o + 3 + d] += r;
     }
   }
 }

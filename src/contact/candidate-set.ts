@@ -11,9 +11,13 @@ import { stencilInPattern } from './pairs/stencil.js';
  * Contact candidates of one reach, pairs inside one body (self-contact) or pairs across groups, one PairList per
  * surface pair kind (vertex-triangle, edge-edge).
  *
- * The set is built at a reference position from boxes inflated by (dhat + margin)/2: a pair left out has a gap of at
- * least dhat + margin along some axis there. It stays valid while every collision vertex stays within margin/2 (per
- * axis) of the reference, because that gap then stays at least dhat. Inside one body a rigid motion changes no
+ * Each collision group (a body, an obstacle) has its own margin m_g. The set is built at a reference position from
+ * boxes inflated by (dhat + m_g)/2 for the primitives of group g: a pair of groups g and h left out has a gap of at
+ * least dhat + (m_g + m_h)/2 along some axis there. It stays valid while every collision vertex of every group g
+ * stays within m_g/2 (per axis) of the reference, because that gap then stays at least dhat. Per group, because one
+ * fast body (a falling ball) would otherwise widen the reach of every resting one: in an interlocked chain net a
+ * 1 cm reach everywhere lists 2.4 million pairs where the links' own motion needs a few percent of that. Inside one
+ * body a rigid motion changes no
  * distance, so there each vertex is compared with the reference after the body's best-fitting rigid motion is
  * undone (centroids and the polar rotation of their covariance): a falling, flying or tumbling body keeps its
  * self-contact set for many steps; only its deformation counts.
@@ -26,10 +30,16 @@ import { stencilInPattern } from './pairs/stencil.js';
 export class CandidateSet {
   /** The candidates, one list per surface pair kind. */
   readonly lists: readonly PairList<SurfacePairKind>[] = SURFACE_PAIR_KINDS.map((kind) => new PairList(kind));
-  margin: number;
-  /** Largest per-axis vertex displacement from the reference at the x of the last `update`. */
-  delta = 0;
+  /** Per group: the margin m_g of the last build. */
+  readonly margin: Float64Array;
+  /** Per group: the largest per-axis vertex displacement from the reference at the x of the last `displacement`. */
+  readonly delta: Float64Array;
+  /** min over groups of m_g - 2 delta_g at the x of the last `update` (what the pairs left out keep beyond dhat). */
+  private spare = 0;
   private built = false;
+  /** x of the last `update` that found the set valid; `update` at the same x again has nothing to do. */
+  private readonly xUpdated: Float64Array;
+  private updatedValid = false;
   private readonly xRef: Float64Array;
   /** Euclidean displacement of each node from the reference (free collision vertices only). */
   private readonly moved: Float64Array;
@@ -53,8 +63,8 @@ export class CandidateSet {
     /** Vertices that can move (the validity test looks at them only). */
     freeVertices: Uint32Array,
   ) {
-    this.margin = dhat;
     this.xRef = new Float64Array(3 * mesh.nNodes);
+    this.xUpdated = new Float64Array(3 * mesh.nNodes);
     this.moved = new Float64Array(mesh.nNodes);
     this.vertices = sameGroup ? freeVertices.filter((v) => mesh.groups[mesh.groupOfNode[v]].selfContact) : freeVertices;
     const groups = mesh.groups.length;
@@ -63,6 +73,8 @@ export class CandidateSet {
     this.rotation = new Float64Array(9 * groups);
     this.covariance = new Float64Array(9 * groups);
     this.groupSize = new Float64Array(groups);
+    this.margin = new Float64Array(groups).fill(dhat);
+    this.delta = new Float64Array(groups);
   }
 
   /**
@@ -71,9 +83,15 @@ export class CandidateSet {
    */
   update(x: Float64Array): boolean {
     if (!this.built) return false;
-    const delta = this.displacement(x);
-    if (2 * delta > this.margin) return false;
-    this.delta = delta;
+    if (this.updatedValid && sameValues(x, this.xUpdated)) return true;
+    this.displacement(x);
+    let spare = Infinity;
+    for (let g = 0; g < this.delta.length; g++) spare = Math.min(spare, this.margin[g] - 2 * this.delta[g]);
+    if (spare < 0) {
+      this.updatedValid = false; // displacement overwrote `moved` and `delta`
+      return false;
+    }
+    this.spare = spare;
     for (const list of this.lists) {
       const { distanceRef, slack, live } = list;
       let n = 0;
@@ -84,6 +102,8 @@ export class CandidateSet {
       }
       list.liveCount = n;
     }
+    this.xUpdated.set(x);
+    this.updatedValid = true;
     return true;
   }
 
@@ -110,18 +130,18 @@ export class CandidateSet {
    * closes less than this can only bring the set's own pairs into contact.
    */
   get outsideGap(): number {
-    return this.dhat + this.margin - 2 * this.delta;
+    return this.dhat + this.spare;
   }
 
   /**
-   * Largest per-axis displacement of a vertex since the reference (inside a body: after undoing the body's
-   * best-fitting rigid motion); leaves each vertex's Euclidean displacement in `moved`.
+   * Per group, the largest per-axis displacement of its vertices since the reference (inside a body: after undoing
+   * the body's best-fitting rigid motion), into `delta`; leaves each vertex's Euclidean displacement in `moved`.
    */
-  displacement(x: Float64Array): number {
-    const r = this.xRef, g = this.mesh.groupOfNode, moved = this.moved;
+  displacement(x: Float64Array): void {
+    const r = this.xRef, g = this.mesh.groupOfNode, moved = this.moved, delta = this.delta;
     if (this.sameGroup) this.fitRigidMotions(x);
     const { center: c, centerRef: cr, rotation: R } = this;
-    let m = 0;
+    delta.fill(0);
     for (const v of this.vertices) {
       const o = 3 * v;
       let a: number, b: number, d: number;
@@ -138,11 +158,9 @@ export class CandidateSet {
         d = Math.abs(x[o + 2] - r[o + 2]);
       }
       moved[v] = Math.sqrt(a * a + b * b + d * d);
-      if (a > m) m = a;
-      if (b > m) m = b;
-      if (d > m) m = d;
+      const m = Math.max(a, b, d);
+      if (m > delta[g[v]]) delta[g[v]] = m;
     }
-    return m;
   }
 
   /**
@@ -168,14 +186,19 @@ export class CandidateSet {
   }
 
   /**
-   * Rebuilds the set at x from a proximity query of the broad phase (run here with dhat + margin), listing only
-   * its kind of pairs.
+   * Rebuilds the set at x from a proximity query of the broad phase (run here with dhat and the groups' margins),
+   * listing only its kind of pairs.
    */
   rebuild(x: Float64Array, broadPhase: SpatialHashBroadPhase): void {
-    // The look-ahead grows with the motion seen since the last build, so a fast body does not rebuild every call.
-    // Inside a body the neighbourhood is dense (the set grows with the square of the reach), so the cap is lower.
-    if (this.built) this.margin = Math.min((this.sameGroup ? 4 : 10) * this.dhat, Math.max(this.dhat, 2 * this.displacement(x)));
-    broadPhase.findProximityCandidates(x, this.dhat + this.margin, this.sameGroup ? 'same-group' : 'cross-group');
+    // Each group's look-ahead grows with the motion it made since the last build, so a fast body does not rebuild
+    // every call. Inside a body the neighbourhood is dense (the set grows with the square of the reach), so the
+    // cap is lower.
+    if (this.built) {
+      this.displacement(x);
+      const cap = (this.sameGroup ? 4 : 10) * this.dhat;
+      for (let g = 0; g < this.margin.length; g++) this.margin[g] = Math.min(cap, Math.max(this.dhat, 2 * this.delta[g]));
+    }
+    broadPhase.findProximityCandidates(x, this.dhat, this.sameGroup ? 'same-group' : 'cross-group', this.margin);
     for (const list of this.lists) {
       list.kind.collect(broadPhase, this.mesh, this.rest, list);
       list.fillOffsets(this.mesh);
@@ -185,6 +208,7 @@ export class CandidateSet {
     if (this.sameGroup) groupMeans(this.mesh, this.vertices, x, null, this.centerRef, this.groupSize);
     this.moved.fill(0);
     this.built = true;
+    this.updatedValid = false;
   }
 
   /** Marks which candidates' couplings (between free nodes) are blocks of the pattern; returns how many are not. */
@@ -201,6 +225,13 @@ export class CandidateSet {
     }
     return missing;
   }
+}
+
+/** Whether a and b hold the same numbers. */
+function sameValues(a: Float64Array, b: Float64Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**

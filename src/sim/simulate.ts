@@ -286,6 +286,13 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
       lineSearch: dyn.newton.timing.lineSearch / 1000,
     };
     timing.other = Math.max(0, wallSeconds - timing.assembly - timing.linearSolve - timing.lineSearch);
+    // Parts of the linear solve: symbolic analyses (each new Hessian pattern), factorizations, triangular solves.
+    const ls = settings.linearSolver.timing;
+    timing.symbolicAnalysis = ls.analyzeMs / 1000;
+    timing.factorization = ls.factorMs / 1000;
+    timing.triangularSolves = ls.solveMs / 1000;
+    timing.analyses = ls.analyses;
+    timing.factorizations = ls.factorizations;
     if (model.contact) {
       // Parts of the above, measured inside the contact term: active-set broad phase, CCD filters, barrier terms.
       const c = model.contact.barrier.timing;
