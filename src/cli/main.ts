@@ -62,7 +62,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void, cwd: string): 
   addRunOptions(
     program
       .command('run')
-      .description('simulate a scene and write metrics.csv, frames/, energy.svg and summary.json')
+      .description('simulate a scene and write metrics.csv, bodies.csv, frames/, energy.svg and summary.json')
       .argument('<scene>', 'a built-in scene name (see `vivace scenes`) or a path to a scene JSON file')
       .option('--integrator <name>', 'time integrator (see `vivace scenes --integrators`; default: the scene\'s)')
       .option('--param <name=value>', 'integrator parameter, a number or true/false (repeatable)', collectParam)

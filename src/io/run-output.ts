@@ -2,6 +2,7 @@
  * What a run leaves in its output folder:
  *
  *   metrics.csv    one row per step (StepRecord), streamed in chunks of whole lines while the run goes
+ *   bodies.csv     one row per body on step 0 and every output-frame step (BodyRecord), streamed with metrics.csv
  *   frames/        frame_00000.obj (and/or .vtu, --frames) ...: the surface (or the particles) at the output frame rate,
  *                  each written atomically (frame-files.ts)
  *   frames.pvd     with VTU frames: their ParaView collection with each frame's time
@@ -30,6 +31,7 @@ import { makeDirs, removeCreated } from './output-dir.js';
 import { linePlotSvg } from './plot.js';
 
 export const METRICS_FILE = 'metrics.csv';
+export const BODIES_FILE = 'bodies.csv';
 export const SUMMARY_FILE = 'summary.json';
 export const ENERGY_PLOT_FILE = 'energy.svg';
 export const FRAMES_DIR = 'frames';
@@ -60,6 +62,9 @@ export const METRICS_COLUMNS = [
   'active_contacts',
 ] as const;
 
+/** The columns of bodies.csv (BodyRecord): energies in J, momenta in kg m/s, angular momenta about the origin. */
+export const BODIES_COLUMNS = ['step', 't', 'body', 'name', 'kind', 'kinetic', 'elastic', 'gravity', 'px', 'py', 'pz', 'lx', 'ly', 'lz'] as const;
+
 /** An output file that could not be written; the message names it, why, and (mid-run) what was kept. */
 export class OutputWriteError extends Error {
   override name = 'OutputWriteError';
@@ -74,7 +79,7 @@ export class OutputWriteError extends Error {
 
 /** Removes the files a run writes (and nothing else) from dir, if they are there. */
 export function clearRunOutputs(dir: string): void {
-  for (const f of [METRICS_FILE, SUMMARY_FILE, ENERGY_PLOT_FILE, CHECKPOINT_FILE, PVD_FILE]) rmSync(join(dir, f), { force: true });
+  for (const f of [METRICS_FILE, BODIES_FILE, SUMMARY_FILE, ENERGY_PLOT_FILE, CHECKPOINT_FILE, PVD_FILE]) rmSync(join(dir, f), { force: true });
   rmSync(join(dir, FRAMES_DIR), { recursive: true, force: true });
 }
 
@@ -90,6 +95,53 @@ export function formatCsvText(s: string | undefined): string {
   if (!s) return '';
   if (/[",\r\n]|^\s|\s$/.test(s)) return `"${s.replace(/"/g, '""')}"`;
   return s;
+}
+
+/** An append-only file of whole lines: a write that fails is cut back to the last whole line, then rethrown. */
+class LineFile {
+  private fd: number | null = null;
+  /** Bytes on disk, all in whole lines. */
+  private bytes = 0;
+  constructor(readonly path: string) {}
+
+  /** Starts the file empty. */
+  create(): void {
+    this.fd = openSync(this.path, 'w');
+    this.bytes = 0;
+  }
+
+  /** Goes on at the end of the file. */
+  reopen(): void {
+    this.fd = openSync(this.path, 'a');
+    this.bytes = fstatSync(this.fd).size;
+  }
+
+  append(text: string): void {
+    if (this.fd === null) return;
+    const bytes = Buffer.from(text, 'utf8');
+    try {
+      // writeSync may write only part (a disk filling up): go on until all is written or it fails.
+      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done);
+    } catch (err) {
+      try {
+        ftruncateSync(this.fd, this.bytes);
+      } catch {
+        // The cut is best effort; the caller's error names the file either way.
+      }
+      throw err;
+    }
+    this.bytes += bytes.length;
+  }
+
+  /** Never throws: closing a file that failed to write can fail again, and there is nothing more to do. */
+  close(): void {
+    try {
+      if (this.fd !== null) closeSync(this.fd);
+    } catch {
+      // See above.
+    }
+    this.fd = null;
+  }
 }
 
 /** Growable column of doubles (the energy series kept for the plot: 40 bytes per step for all five). */
@@ -133,6 +185,7 @@ export interface RunOutputOptions {
 export interface RunOutputPaths {
   dir: string;
   metrics: string;
+  bodies: string;
   summary: string;
   plot: string;
   frames: string;
@@ -147,12 +200,13 @@ export class RunOutput {
   readonly paths: RunOutputPaths;
   /** Hand this to simulate(). */
   readonly observer: RunObserver;
-  private fd: number | null = null;
-  /** Bytes of metrics.csv on disk, all in whole lines: where a failed write is cut back to. */
-  private metricsBytes = 0;
+  private readonly metricsFile: LineFile;
+  private readonly bodiesFile: LineFile;
   private rowsOnDisk = 0;
   private opened = false;
   private buffer: string[] = [];
+  /** bodies.csv's rows not written yet (flushed with metrics.csv's). */
+  private bodiesBuffer: string[] = [];
   private buffered = 0;
   private lastFlush = 0;
   private termNames: string[] = [];
@@ -171,12 +225,15 @@ export class RunOutput {
     this.paths = {
       dir: this.dir,
       metrics: join(this.dir, METRICS_FILE),
+      bodies: join(this.dir, BODIES_FILE),
       summary: join(this.dir, SUMMARY_FILE),
       plot: join(this.dir, ENERGY_PLOT_FILE),
       frames: join(this.dir, FRAMES_DIR),
       pvd: null,
       checkpoint: join(this.dir, CHECKPOINT_FILE),
     };
+    this.metricsFile = new LineFile(this.paths.metrics);
+    this.bodiesFile = new LineFile(this.paths.bodies);
     this.frameFiles = new FrameFiles(model, options.frames ?? DEFAULT_FRAME_FORMAT, this.paths.frames, this.dir, FRAMES_DIR);
     this.paths.pvd = this.frameFiles.pvdPath;
     this.observer = {
@@ -212,9 +269,11 @@ export class RunOutput {
       clearRunOutputs(this.dir);
       mkdirSync(this.paths.frames);
       this.termNames = firstRecord ? [...firstRecord.potentials.keys()] : uniqueTermNames(this.model);
-      this.fd = openSync(this.paths.metrics, 'w');
+      this.metricsFile.create();
       const header = [...METRICS_COLUMNS, ...this.termNames, 'warning'].join(',');
       this.writeMetrics(`${header}\n`);
+      this.bodiesFile.create();
+      this.writeBodies(`${BODIES_COLUMNS.join(',')}\n`);
     } catch (err) {
       // Nothing is kept from a start that failed (a full disk): the run is refused as if it had not begun.
       this.closeQuietly();
@@ -232,19 +291,20 @@ export class RunOutput {
 
   /** Appends text to metrics.csv; on failure, cuts the file back to its last whole row and throws OutputWriteError. */
   private writeMetrics(text: string): void {
-    const bytes = Buffer.from(text, 'utf8');
     try {
-      // writeSync may write only part (a disk filling up): go on until all is written or it fails.
-      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd!, bytes, done, bytes.length - done);
+      this.metricsFile.append(text);
     } catch (err) {
-      try {
-        ftruncateSync(this.fd!, this.metricsBytes);
-      } catch {
-        // The cut is best effort; the error below names the file either way.
-      }
       throw new OutputWriteError(this.paths.metrics, err, this.opened ? this.keptText() : '');
     }
-    this.metricsBytes += bytes.length;
+  }
+
+  /** The same for bodies.csv. */
+  private writeBodies(text: string): void {
+    try {
+      this.bodiesFile.append(text);
+    } catch (err) {
+      throw new OutputWriteError(this.paths.bodies, err, this.opened ? this.keptText() : '');
+    }
   }
 
   /**
@@ -280,11 +340,26 @@ export class RunOutput {
     mkdirSync(this.paths.frames, { recursive: true });
     this.frameCount = this.frameFiles.keepUpTo(lastFrame, frameInterval(this.runOptions) * this.runOptions.h);
     for (const f of [SUMMARY_FILE, ENERGY_PLOT_FILE]) rmSync(join(this.dir, f), { force: true });
-    this.fd = openSync(metrics, 'a');
-    this.metricsBytes = fstatSync(this.fd).size;
+    this.metricsFile.reopen();
+    this.keepBodiesUpTo(step);
+    this.bodiesFile.reopen();
     this.rowsOnDisk = this.rowCount;
     this.lastFlush = performance.now();
     this.opened = true;
+  }
+
+  /** bodies.csv of a resumed run: its rows up to `step` (the header alone when a run of an older version left none). */
+  private keepBodiesUpTo(step: number): void {
+    const file = this.paths.bodies;
+    const header = BODIES_COLUMNS.join(',');
+    if (!existsSync(file)) {
+      writeFileAtomic(file, `${header}\n`);
+      return;
+    }
+    const lines = readFileSync(file, 'utf8').split('\n');
+    if (lines[0] !== header) throw new Error(`${file}: the header is not the one this version writes (${header})`);
+    const kept = lines.slice(1).filter((l) => l !== '' && Number(l.slice(0, l.indexOf(','))) <= step);
+    writeFileAtomic(file, `${header}\n${kept.map((l) => `${l}\n`).join('')}`);
   }
 
   private step(r: StepRecord): void {
@@ -321,6 +396,12 @@ export class RunOutput {
     const line = `${fields.join(',')}\n`;
     this.buffer.push(line);
     this.buffered += line.length;
+    for (const b of r.bodies ?? []) {
+      const row = [String(r.step), n(r.t), String(b.body), formatCsvText(b.name), b.kind, n(b.kinetic), n(b.elastic), n(b.gravity), ...b.momentum.map(n), ...b.angularMomentum.map(n)];
+      const text = `${row.join(',')}\n`;
+      this.bodiesBuffer.push(text);
+      this.buffered += text.length;
+    }
     this.rowCount++;
     this.cols.t.push(r.t);
     this.cols.kinetic.push(r.kinetic);
@@ -349,13 +430,16 @@ export class RunOutput {
 
   /** Writes the buffered rows to metrics.csv. */
   flush(): void {
-    if (this.fd === null || this.buffer.length === 0) return;
+    if (!this.opened || this.buffer.length === 0) return;
     const rows = this.buffer.length;
     const text = this.buffer.join('');
+    const bodies = this.bodiesBuffer.join('');
     this.buffer = [];
+    this.bodiesBuffer = [];
     this.buffered = 0;
     this.writeMetrics(text);
     this.rowsOnDisk += rows;
+    this.writeBodies(bodies);
     this.lastFlush = performance.now();
   }
 
@@ -382,12 +466,8 @@ export class RunOutput {
   }
 
   private closeQuietly(): void {
-    try {
-      if (this.fd !== null) closeSync(this.fd);
-    } catch {
-      // Closing a file that failed to write can fail again; nothing more to do.
-    }
-    this.fd = null;
+    this.metricsFile.close();
+    this.bodiesFile.close();
   }
 
   /**
@@ -407,7 +487,7 @@ export class RunOutput {
     const doc = {
       ...summary,
       stopped: summary.stopped ?? null,
-      outputs: { metrics: METRICS_FILE, rows: this.rowCount, frames: FRAMES_DIR, frameCount: this.frameCount, frameFormat: this.frameFiles.format, pvd: this.paths.pvd ? PVD_FILE : null, plot: plotError ? null : ENERGY_PLOT_FILE, plotError },
+      outputs: { metrics: METRICS_FILE, bodies: BODIES_FILE, rows: this.rowCount, frames: FRAMES_DIR, frameCount: this.frameCount, frameFormat: this.frameFiles.format, pvd: this.paths.pvd ? PVD_FILE : null, plot: plotError ? null : ENERGY_PLOT_FILE, plotError },
       source: this.options.source ?? null,
       options: this.runOptions,
       effectiveScene: this.options.scene ?? null,

@@ -40,7 +40,7 @@ const noFiles: MeshResolver = (body, index) => {
 
 /** One body after meshing, transform and initial conditions, before it is merged into the model. */
 interface BuiltBody {
-  info: Omit<BodyInfo, 'tets' | 'surface'> & { tets: Uint32Array; surface: Uint32Array };
+  info: { name: string; tets: Uint32Array; surface: Uint32Array };
   rest: Float64Array;
   x0: Float64Array;
   v0: Float64Array;
@@ -98,7 +98,8 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
       columns.push(node + 1, node + 2, node + 3);
       stiffnessVolume.push(a.stiffness * a.volume);
       const surface = shift(a.triangles, mapped.firstVertex[nextAffine++]);
-      bodies.push({ name: b.info.name, tets: new Uint32Array(0), surface, affineNode: node });
+      const orthogonality = new OrthogonalityPotential(Uint32Array.of(node + 1, node + 2, node + 3), Float64Array.of(a.stiffness * a.volume));
+      bodies.push({ name: b.info.name, kind: 'affine', firstNode: node, nodeCount: 4, terms: [orthogonality], tets: new Uint32Array(0), surface, affineNode: node });
       surfaces.push(surface);
       return;
     }
@@ -113,6 +114,7 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
     }
     const tets = shift(b.info.tets, offset);
     const surface = shift(b.info.surface, offset);
+    const termsBefore = terms.length;
     if (tets.length > 0 || b.segments) {
       if (!b.material) throw new SceneError(`bodies[${bi}].material: required for a '${defs[bi].mesh.type}' mesh`);
       const material = makeMaterial(b.material.model, b.material.youngsModulus, b.material.poissonRatio);
@@ -130,7 +132,8 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
       for (const node of nodes) for (let a = 0; a < 3; a++) constrained[3 * node + a] = 1;
       motions.push(constantVelocity(nodes, m.velocity));
     }
-    bodies.push({ name: b.info.name, tets, surface });
+    const kind = b.shell ? 'shell' : b.segments ? 'chain' : tets.length > 0 ? 'tets' : 'particles';
+    bodies.push({ name: b.info.name, kind, firstNode: offset, nodeCount: n, terms: terms.slice(termsBefore), tets, surface });
     surfaces.push(surface);
     offset += n;
   });
