@@ -58,6 +58,7 @@ export class CandidateSet {
     private readonly rest: Float64Array,
     /** true: pairs inside one group (of groups with self-contact); false: pairs across groups. */
     readonly sameGroup: boolean,
+    /** The reach of a live pair: the barrier's dhat, plus the largest pair offset where there are offsets. */
     private readonly dhat: number,
     /** Vertices that can move (the validity test looks at them only). */
     freeVertices: Uint32Array,
@@ -202,6 +203,7 @@ export class CandidateSet {
     broadPhase.findProximityCandidates(x, this.dhat, this.sameGroup ? 'same-group' : 'cross-group', this.margin);
     for (const list of this.lists) {
       list.kind.collect(broadPhase, this.mesh, this.rest, list);
+      list.fillOffsets(this.mesh);
       for (let k = 0; k < list.count; k++) list.distanceRef[k] = Math.sqrt(list.kind.distance2(list, k, x, this.scratch));
     }
     this.xRef.set(x);
