@@ -267,12 +267,12 @@ export class BarrierPotential implements PotentialTerm {
       this.ensureCandidates(x);
       for (const set of this.sets) {
         const motion = set.sameGroup ? this.relativeDisplacement(dx) : dx;
-        // A pair closes by at most twice the largest vertex motion per unit step, and every pair outside the set is
-        // at least set.outsideGap apart at x: while the step closes less than that, only the set's pairs can touch,
-        // and of those only the ones whose distance (at least dRef - slack) the step can close. Otherwise sweep
-        // the whole surface.
+        // When the pairs outside the set are far enough apart for the step (set.coversStep, body by body), only
+        // the set's pairs can touch, and of those only the ones whose distance (at least dRef - slack) the step
+        // can close: a pair closes by at most twice the largest vertex motion per unit step. Otherwise sweep the
+        // whole surface.
         const closing = 2 * maxNormOverVertices(motion, this.freeVertices);
-        if (closing * t < 0.9 * (set.outsideGap - this.maxOffset)) t = Math.min(t, this.sweepSet(set, x, motion, t, closing));
+        if (set.coversStep(motion, t, this.maxOffset)) t = Math.min(t, this.sweepSet(set, x, motion, t, closing));
         else t = Math.min(t, this.sweep(x, motion, t, set.sameGroup));
       }
     }

@@ -34,8 +34,6 @@ export class CandidateSet {
   readonly margin: Float64Array;
   /** Per group: the largest per-axis vertex displacement from the reference at the x of the last `displacement`. */
   readonly delta: Float64Array;
-  /** min over groups of m_g - 2 delta_g at the x of the last `update` (what the pairs left out keep beyond dhat). */
-  private spare = 0;
   private built = false;
   /** x of the last `update` that found the set valid; `update` at the same x again has nothing to do. */
   private readonly xUpdated: Float64Array;
@@ -52,6 +50,8 @@ export class CandidateSet {
   private readonly rotation: Float64Array;
   private readonly groupSize: Float64Array;
   private readonly covariance: Float64Array;
+  /** Per group: the largest squared vertex motion of the step `coversStep` was asked about. */
+  private readonly groupMotion: Float64Array;
 
   constructor(
     private readonly mesh: CollisionMesh,
@@ -75,6 +75,7 @@ export class CandidateSet {
     this.groupSize = new Float64Array(groups);
     this.margin = new Float64Array(groups).fill(dhat);
     this.delta = new Float64Array(groups);
+    this.groupMotion = new Float64Array(groups);
   }
 
   /**
@@ -91,7 +92,6 @@ export class CandidateSet {
       this.updatedValid = false; // displacement overwrote `moved` and `delta`
       return false;
     }
-    this.spare = spare;
     for (const list of this.lists) {
       const { distanceRef, slack, live } = list;
       let n = 0;
@@ -126,11 +126,27 @@ export class CandidateSet {
   }
 
   /**
-   * Distance that every pair outside the set keeps at the x of the last `update` (at least dhat): a step that
-   * closes less than this can only bring the set's own pairs into contact.
+   * Whether moving by t dx from the x of the last `update` keeps every pair outside the set more than `keep` apart
+   * (the largest pair offset; 0 without offsets), with 10 % to spare, judged group by group: a pair of groups g and
+   * h left out is at least dhat + s_g + s_h apart (dhat here the set's reach; s_g = m_g/2 - delta_g, what group g
+   * has left of its half margin) and closes by at most t (mu_g + mu_h), mu_g the largest vertex motion in g; so
+   * t mu_g < 0.9 ((dhat - keep)/2 + s_g) for every group suffices. Per group, because a fast body with a wide
+   * margin and a slow one with a narrow margin are each covered where the one worst case of both (the fastest
+   * motion against the narrowest margin) is not.
    */
-  get outsideGap(): number {
-    return this.dhat + this.spare;
+  coversStep(dx: Float64Array, t: number, keep: number): boolean {
+    const motion = this.groupMotion, g = this.mesh.groupOfNode;
+    motion.fill(0);
+    for (const v of this.vertices) {
+      const a = dx[3 * v], b = dx[3 * v + 1], c = dx[3 * v + 2];
+      const n = a * a + b * b + c * c;
+      if (n > motion[g[v]]) motion[g[v]] = n;
+    }
+    for (let k = 0; k < motion.length; k++) {
+      const spare = 0.5 * this.margin[k] - this.delta[k];
+      if (!(t * Math.sqrt(motion[k]) < 0.9 * (0.5 * (this.dhat - keep) + spare))) return false;
+    }
+    return true;
   }
 
   /**
