@@ -48,8 +48,8 @@ interface BuiltBody {
   springs: { kind: 'hookean' | 'squared-length'; pairs: Uint32Array; stiffness: Float64Array; rest: Float64Array }[];
   /** A chain's bar segments (node pairs, cross-section areas, rest lengths). */
   segments?: { pairs: Uint32Array; area: Float64Array; rest: Float64Array };
-  /** A thin shell's triangles (body-local node ids) and its thickness and bending modulus. */
-  shell?: { triangles: Uint32Array; thickness: number; bendingModulus: number };
+  /** A thin shell's triangles (body-local node ids), its thickness and bending modulus, and its contact offset (m). */
+  shell?: { triangles: Uint32Array; thickness: number; bendingModulus: number; contactOffset: number };
   fixed: Uint8Array; // per node
   moving: { nodes: number[]; velocity: Vec3 }[];
   material?: Scene['bodies'][number]['material'];
@@ -298,6 +298,7 @@ function buildContact(
       kind: isParticles ? 'particles' : def.mesh.type === 'shell' ? 'shell' : 'body',
       friction: def.friction ?? settings.friction,
       selfContact: def.selfContact ?? settings.selfContact,
+      contactOffset: b.shell?.contactOffset ?? 0,
       triangles: bodies[bi].surface,
       points: isParticles ? Uint32Array.from({ length: n }, (_, i) => offset + i) : undefined,
     });
@@ -382,7 +383,12 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     const density = mesh.areaDensity ?? (def.material ? def.material.density * mesh.thickness : undefined);
     if (density === undefined) throw new SceneError(`${where}.material: required for a 'shell' mesh`);
     lumpedShellMass(positions, shellTriangles, density, mass);
-    shell = { triangles: shellTriangles, thickness: mesh.thickness, bendingModulus: mesh.bendingModulus ?? def.material?.youngsModulus ?? 0 };
+    shell = {
+      triangles: shellTriangles,
+      thickness: mesh.thickness,
+      bendingModulus: mesh.bendingModulus ?? def.material?.youngsModulus ?? 0,
+      contactOffset: mesh.contactOffset === 'thickness' ? mesh.thickness / 2 : mesh.contactOffset,
+    };
   }
   if (mesh.type === 'chain') {
     if (!def.material) throw new SceneError(`${where}.material: required for a 'chain' mesh`);
