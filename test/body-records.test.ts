@@ -88,6 +88,48 @@ test('per-body energies and momenta sum to the model totals in metrics.csv (ever
   }
 });
 
+test('per-body sums with contact: an affine box resting on a FEM block on the ground; the barrier stays the model\'s', () => {
+  const dhat = 1e-3;
+  const gap = 0.5 * dhat;
+  const stiff = { youngsModulus: 1e6, density: 1000 };
+  const scene = parseScene({
+    name: 'box-on-block',
+    duration: 0.03,
+    dt: 0.01,
+    frameRate: 100,
+    integrator: { name: 'a-search' },
+    contact: { kappa: 1e3, dhat },
+    obstacles: [{ type: 'plane', point: [0, -gap, 0] }],
+    bodies: [
+      { name: 'block', mesh: { type: 'box', size: [0.3, 0.1, 0.3], cells: [2, 1, 2] }, transform: { translate: [-0.15, 0, -0.15] }, material: stiff },
+      { name: 'box', kind: 'affine', mesh: { type: 'box', size: [0.1, 0.1, 0.1], cells: [1, 1, 1] }, transform: { center: true, translate: [0, 0.15 + gap, 0] }, material: stiff, velocity: { angular: [0, 1, 0] } },
+    ],
+  });
+  const model = buildModel(scene);
+  const rows: StepRecord[] = [];
+  const { summary } = simulate(model, toRunOptions(scene), { step: (r) => rows.push(r) });
+  assert.equal(summary.stopped, undefined);
+  assert.equal(rows.length, 4);
+  for (const r of rows) {
+    const bodies = r.bodies!;
+    assert.deepEqual(bodies.map((b) => b.kind), ['tets', 'affine']);
+    const contact = r.potentials.get('contact')!;
+    assert.ok(contact > 0, `step ${r.step}: the box rests on the block (barrier ${contact} J)`);
+    // The invariants (simulate also checks for intersections on every frame, here every step).
+    assert.ok(r.inverted === 0 && r.minDistance > 0, `step ${r.step}: ${r.inverted} inverted, distance ${r.minDistance}`);
+    const sum = (f: (b: (typeof bodies)[number]) => number) => bodies.reduce((s, b) => s + f(b), 0);
+    const scale = Math.abs(r.kinetic) + Math.abs(r.potential) + Math.abs(r.potentials.get('gravity')!);
+    const close = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) <= 1e-13 * scale, `step ${r.step} ${what}: bodies ${a} vs model ${b}`);
+    close(sum((b) => b.kinetic), r.kinetic, 'kinetic');
+    close(sum((b) => b.gravity), r.potentials.get('gravity')!, 'gravity');
+    close(sum((b) => b.elastic), r.potential - r.potentials.get('gravity')! - contact, 'elastic');
+    for (let a = 0; a < 3; a++) {
+      close(sum((b) => b.momentum[a]), r.momentum[a], `p${a}`);
+      close(sum((b) => b.angularMomentum[a]), r.angularMomentum[a], `L${a}`);
+    }
+  }
+});
+
 /** A brick given as an affine body and as tets of the same mesh (the tets' rest positions are the body's). */
 function brickScene(kind: 'affine' | 'deformable', cells: [number, number, number]): SceneInput {
   return {

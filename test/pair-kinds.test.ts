@@ -232,3 +232,50 @@ test('a step blocked by a vertex on a plane is explained by that pair', () => {
   assert.ok(barrier.maxStep(model.x0, dx) > 0);
   assert.equal(barrier.explainBlockedStep(model.x0), undefined);
 });
+
+test('with a contact offset: the normal force friction takes is -dB/dd of the offset barrier, and a blocked step quotes the offset', () => {
+  const xi = 0.002, dh = 1e-3;
+  const model = buildModel(
+    parseScene({
+      name: 'thick-sheet-on-plane',
+      duration: 0.1,
+      dt: 0.01,
+      gravity: [0, 0, 0],
+      contact: { kappa: 1e5, dhat: dh },
+      obstacles: [{ type: 'plane', name: 'ground' }],
+      bodies: [
+        {
+          name: 'sheet',
+          mesh: { type: 'shell', shape: { type: 'rectangle', size: [0.1, 0.1], cells: [1, 1] }, thickness: 2 * xi, areaDensity: 0.4, contactOffset: 'thickness' },
+          material: { model: 'neo-hookean', youngsModulus: 1e6 },
+          transform: { translate: [0, xi + 0.4 * dh, 0] },
+        },
+      ],
+    }),
+  );
+  const barrier = model.contact!.barrier;
+  const x = Float64Array.from(model.x0);
+  x[1] += 0.3 * dh; // node 0 at gap 0.7 dhat, the other three at 0.4 dhat
+  const contacts: Parameters<typeof barrier.activeContacts>[1] = [];
+  const { count, minDistance } = barrier.activeContacts(x, contacts);
+  assert.equal(count, 4);
+  assert.ok(Math.abs(minDistance - 0.4 * dh) < 1e-12, `min gap ${minDistance}`);
+  for (const contact of contacts!) {
+    assert.equal(contact.offset, xi);
+    const v = contact.nodes[0];
+    const h = 1e-9;
+    const y = Float64Array.from(x);
+    y[3 * v + 1] += h;
+    const up = barrier.energy(y);
+    y[3 * v + 1] -= 2 * h;
+    const down = barrier.energy(y);
+    const force = -(up - down) / (2 * h);
+    assert.ok(Math.abs(contact.normalForce - force) <= 1e-5 * force, `vertex ${v}: normal force ${contact.normalForce}, -dB/dd ${force}`);
+  }
+  // Node 0 exactly at its offset above the ground: no step toward it, and the explanation names the offset.
+  x[1] = xi;
+  const dx = new Float64Array(x.length);
+  dx[1] = -0.01;
+  assert.equal(barrier.maxStep(x, dx), 0);
+  assert.match(barrier.explainBlockedStep(x)!, /^vertex 0 of shell 'sheet' touches plane 'ground' \(signed distance 2\.00e-3 m, contact offset 2\.00e-3 m\)/);
+});

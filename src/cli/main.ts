@@ -19,6 +19,7 @@ import { SceneError } from '../scene/schema.js';
 import { collectParam, collectSceneParam, parseDuration, parseList, parsePositive, parsePositiveInt, parseTimeStep, UsageError } from './args.js';
 import { compareCommand, EXIT, runCommand, type CliIo, type CompareFlags, type RunFlags } from './run-command.js';
 import { integratorsText, scenesText, schemaText } from './scenes-command.js';
+import { addPlotCommand } from './plot-command.js';
 import { addViewCommands } from './view-command.js';
 
 function packageVersion(): string {
@@ -92,6 +93,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void, cwd: string): 
       setCode(EXIT.ok);
     });
 
+  addPlotCommand(program, io, setCode, cwd);
   addViewCommands(program, io, setCode, cwd);
   return program;
 }

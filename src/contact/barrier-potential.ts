@@ -176,10 +176,10 @@ export class BarrierPotential implements PotentialTerm {
   }
 
   /**
-   * Couplings of the pairs within 2 dhat (plus their offset) at the last x given to patternStale (a little room to approach), and of
-   * every pair an earlier pattern had: blocks stay once added, so a pair that separates and touches again (a
-   * vibrating body does this all the time) needs no new pattern, hence no new symbolic analysis and no forced
-   * refactorisation. The pattern only grows, by the contacts the run has actually seen.
+   * Couplings of the pairs within 2 dhat (plus their offset) at the last x given to patternStale (a little room to
+   * approach), and of every pair an earlier pattern had: blocks stay once added, so a pair that separates and
+   * touches again (a vibrating body does this all the time) needs no new pattern, hence no new symbolic analysis
+   * and no forced refactorisation. The pattern only grows, by the contacts the run has actually seen.
    */
   addPattern(builder: PatternBuilder): void {
     const x = this.patternX;

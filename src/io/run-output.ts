@@ -7,6 +7,7 @@
  *                  each written atomically (frame-files.ts)
  *   frames.pvd     with VTU frames: their ParaView collection with each frame's time
  *   energy.svg     kinetic, potential, total and target energy against time
+ *   alpha.svg      when the integrator reports alpha (A-search, A-1, blending): alpha against time
  *   summary.json   RunSummary plus the effective scene and run options, written last (its presence marks the end)
  *   checkpoint.json  with --checkpoint-every: the run state to go on from (io/checkpoint.ts)
  *
@@ -34,6 +35,9 @@ export const METRICS_FILE = 'metrics.csv';
 export const BODIES_FILE = 'bodies.csv';
 export const SUMMARY_FILE = 'summary.json';
 export const ENERGY_PLOT_FILE = 'energy.svg';
+export const ALPHA_PLOT_FILE = 'alpha.svg';
+/** The metrics.csv columns energy.svg draws (`target` dashed); `vivace plot` draws them by default. */
+export const ENERGY_PLOT_COLUMNS = ['kinetic', 'potential', 'total', 'target'] as const;
 export const FRAMES_DIR = 'frames';
 export const CHECKPOINT_FILE = 'checkpoint.json';
 
@@ -79,7 +83,7 @@ export class OutputWriteError extends Error {
 
 /** Removes the files a run writes (and nothing else) from dir, if they are there. */
 export function clearRunOutputs(dir: string): void {
-  for (const f of [METRICS_FILE, BODIES_FILE, SUMMARY_FILE, ENERGY_PLOT_FILE, CHECKPOINT_FILE, PVD_FILE]) rmSync(join(dir, f), { force: true });
+  for (const f of [METRICS_FILE, BODIES_FILE, SUMMARY_FILE, ENERGY_PLOT_FILE, ALPHA_PLOT_FILE, CHECKPOINT_FILE, PVD_FILE]) rmSync(join(dir, f), { force: true });
   rmSync(join(dir, FRAMES_DIR), { recursive: true, force: true });
 }
 
@@ -144,7 +148,7 @@ class LineFile {
   }
 }
 
-/** Growable column of doubles (the energy series kept for the plot: 40 bytes per step for all five). */
+/** Growable column of doubles (the series kept for the plots: 48 bytes per step for all six). */
 class Column {
   private data = new Float64Array(1024);
   length = 0;
@@ -167,6 +171,8 @@ export interface EnergySeries {
   potential: Float64Array;
   total: Float64Array;
   target: Float64Array;
+  /** NaN where the integrator has none. */
+  alpha: Float64Array;
 }
 
 export interface RunOutputOptions {
@@ -188,6 +194,8 @@ export interface RunOutputPaths {
   bodies: string;
   summary: string;
   plot: string;
+  /** alpha.svg, written only when the run has an alpha. */
+  alphaPlot: string;
   frames: string;
   /** The ParaView collection of the VTU frames; null without VTU frames. */
   pvd: string | null;
@@ -212,7 +220,7 @@ export class RunOutput {
   private termNames: string[] = [];
   private rowCount = 0;
   private frameCount = 0;
-  private readonly cols = { t: new Column(), kinetic: new Column(), potential: new Column(), total: new Column(), target: new Column() };
+  private readonly cols = { t: new Column(), kinetic: new Column(), potential: new Column(), total: new Column(), target: new Column(), alpha: new Column() };
   private readonly frameFiles: FrameFiles;
 
   constructor(
@@ -228,6 +236,7 @@ export class RunOutput {
       bodies: join(this.dir, BODIES_FILE),
       summary: join(this.dir, SUMMARY_FILE),
       plot: join(this.dir, ENERGY_PLOT_FILE),
+      alphaPlot: join(this.dir, ALPHA_PLOT_FILE),
       frames: join(this.dir, FRAMES_DIR),
       pvd: null,
       checkpoint: join(this.dir, CHECKPOINT_FILE),
@@ -258,7 +267,7 @@ export class RunOutput {
   /** The energies recorded so far (views, valid until the next step). */
   energySeries(): EnergySeries {
     const c = this.cols;
-    return { t: c.t.view(), kinetic: c.kinetic.view(), potential: c.potential.view(), total: c.total.view(), target: c.target.view() };
+    return { t: c.t.view(), kinetic: c.kinetic.view(), potential: c.potential.view(), total: c.total.view(), target: c.target.view(), alpha: c.alpha.view() };
   }
 
   /** Creates the folder, clears earlier outputs and starts metrics.csv. Called by the first record. */
@@ -324,8 +333,8 @@ export class RunOutput {
     const kept: string[] = [];
     for (let i = 1; i < lines.length && kept.length <= step; i++) {
       if (lines[i] === '') continue;
-      // The first six columns are numbers (step, t, kinetic, potential, total, target): a plain split is exact.
-      const f = lines[i].split(',', 6).map((x) => (x === '' ? NaN : Number(x)));
+      // The first seven columns are numbers (step, t, kinetic, potential, total, target, alpha): a plain split is exact.
+      const f = lines[i].split(',', 7).map((x) => (x === '' ? NaN : Number(x)));
       if (f[0] !== kept.length) throw new Error(`${metrics}: line ${i + 1} is step ${f[0]}, expected step ${kept.length}`);
       kept.push(lines[i]);
       this.cols.t.push(f[1]);
@@ -333,13 +342,14 @@ export class RunOutput {
       this.cols.potential.push(f[3]);
       this.cols.total.push(f[4]);
       this.cols.target.push(f[5]);
+      this.cols.alpha.push(f[6]);
     }
     if (kept.length !== step + 1) throw new Error(`${metrics}: has steps 0 to ${kept.length - 1}, the checkpoint is after step ${step}`);
     this.rowCount = kept.length;
     writeFileAtomic(metrics, `${lines[0]}\n${kept.map((l) => `${l}\n`).join('')}`);
     mkdirSync(this.paths.frames, { recursive: true });
     this.frameCount = this.frameFiles.keepUpTo(lastFrame, frameInterval(this.runOptions) * this.runOptions.h);
-    for (const f of [SUMMARY_FILE, ENERGY_PLOT_FILE]) rmSync(join(this.dir, f), { force: true });
+    for (const f of [SUMMARY_FILE, ENERGY_PLOT_FILE, ALPHA_PLOT_FILE]) rmSync(join(this.dir, f), { force: true });
     this.metricsFile.reopen();
     this.keepBodiesUpTo(step);
     this.bodiesFile.reopen();
@@ -408,6 +418,7 @@ export class RunOutput {
     this.cols.potential.push(r.potential);
     this.cols.total.push(r.total);
     this.cols.target.push(r.target);
+    this.cols.alpha.push(r.alpha);
     // simulate() is synchronous, so an async stream would only drain at the end: write whole lines synchronously.
     if (this.buffered >= (this.options.flushBytes ?? 65536) || performance.now() - this.lastFlush >= (this.options.flushIntervalMs ?? 1000)) this.flush();
   }
@@ -471,23 +482,48 @@ export class RunOutput {
   }
 
   /**
-   * Ends the run: flushes metrics.csv, writes energy.svg, then summary.json (RunSummary, `stopped` always present,
-   * the effective scene and options). A failed plot is recorded in the summary rather than thrown.
+   * Ends the run: flushes metrics.csv, writes energy.svg (and alpha.svg when the integrator has an alpha), then
+   * summary.json (RunSummary, `stopped` always present, the effective scene and options). A failed plot is recorded
+   * in the summary rather than thrown.
    */
   async finish(summary: RunSummary): Promise<RunOutputPaths> {
     if (!this.opened) this.open();
     this.close();
-    let plotError: string | undefined;
-    try {
-      const svg = await this.plot(summary);
-      writeFileAtomic(this.paths.plot, svg);
-    } catch (err) {
-      plotError = (err as Error).message;
-    }
+    const plotErrors: string[] = [];
+    const writePlot = async (path: string, svg: () => Promise<string>): Promise<boolean> => {
+      try {
+        writeFileAtomic(path, await svg());
+        return true;
+      } catch (err) {
+        plotErrors.push((err as Error).message);
+        return false;
+      }
+    };
+    const s = this.energySeries();
+    const titles = this.plotTitles(summary);
+    const energyPlot = await writePlot(this.paths.plot, () =>
+      linePlotSvg(
+        ENERGY_PLOT_COLUMNS.map((name) => ({ name, t: s.t, y: s[name] })),
+        { ...titles, dashed: ['target'] },
+      ),
+    );
+    const alphaPlot = s.alpha.some(Number.isFinite) && (await writePlot(this.paths.alphaPlot, () => linePlotSvg([{ name: 'alpha', t: s.t, y: s.alpha }], { ...titles, yTitle: 'alpha' })));
+    const plotError = plotErrors.length > 0 ? plotErrors.join('; ') : undefined;
     const doc = {
       ...summary,
       stopped: summary.stopped ?? null,
-      outputs: { metrics: METRICS_FILE, bodies: BODIES_FILE, rows: this.rowCount, frames: FRAMES_DIR, frameCount: this.frameCount, frameFormat: this.frameFiles.format, pvd: this.paths.pvd ? PVD_FILE : null, plot: plotError ? null : ENERGY_PLOT_FILE, plotError },
+      outputs: {
+        metrics: METRICS_FILE,
+        bodies: BODIES_FILE,
+        rows: this.rowCount,
+        frames: FRAMES_DIR,
+        frameCount: this.frameCount,
+        frameFormat: this.frameFiles.format,
+        pvd: this.paths.pvd ? PVD_FILE : null,
+        plot: energyPlot ? ENERGY_PLOT_FILE : null,
+        alphaPlot: alphaPlot ? ALPHA_PLOT_FILE : null,
+        plotError,
+      },
       source: this.options.source ?? null,
       options: this.runOptions,
       effectiveScene: this.options.scene ?? null,
@@ -500,18 +536,9 @@ export class RunOutput {
     return this.paths;
   }
 
-  private plot(summary: RunSummary): Promise<string> {
-    const s = this.energySeries();
+  private plotTitles(summary: RunSummary): { title: string; subtitle: string } {
     const status = summary.stopped ? `stopped: ${summary.stopped}` : `${summary.steps} steps`;
-    return linePlotSvg(
-      [
-        { name: 'kinetic', t: s.t, y: s.kinetic },
-        { name: 'potential', t: s.t, y: s.potential },
-        { name: 'total', t: s.t, y: s.total },
-        { name: 'target', t: s.t, y: s.target },
-      ],
-      { title: `${summary.scene}: ${summary.integrator}`, subtitle: `h = ${formatCsvNumber(summary.h)} s, ${truncate(status, 120)}`, dashed: ['target'] },
-    );
+    return { title: `${summary.scene}: ${summary.integrator}`, subtitle: `h = ${formatCsvNumber(summary.h)} s, ${truncate(status, 120)}` };
   }
 }
 
