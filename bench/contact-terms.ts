@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import { frictionVelocityFor } from '../src/contact/friction.js';
 import { FrictionPotential } from '../src/contact/friction-potential.js';
 import { buildModel } from '../src/scene/build.js';
 
@@ -59,7 +60,7 @@ const methods: Record<string, () => unknown> = {
 };
 const contact = model.contact!;
 if (contact.hasFriction) {
-  const friction = new FrictionPotential(contact.mesh, barrier, contact.frictionVelocity);
+  const friction = new FrictionPotential(contact.mesh, barrier, frictionVelocityFor(contact.frictionVelocity, toRunOptions(scene).solver.tolerance));
   friction.lag(x, x, h);
   const xf = Float64Array.from(x, (v, d) => v + 0.5 * dx[d]);
   // The friction stencils in the matrix's pattern (the barrier's active pairs already are; plane pairs are diagonal).

@@ -65,7 +65,7 @@ test('stencilSlots + scatterHessianAt add the same numbers to the same blocks as
 test('friction Hessian: its cached slots follow a new pattern (same blocks, bit for bit, in a grown pattern)', () => {
   const model = frictionModel();
   const contact = model.contact!;
-  const friction = new FrictionPotential(contact.mesh, contact.barrier, contact.frictionVelocity);
+  const friction = new FrictionPotential(contact.mesh, contact.barrier, 1e-3);
   const xn = model.x0;
   const xHat = new Float64Array(xn);
   friction.lag(xn, xHat, 1 / 60);
