@@ -202,6 +202,7 @@ test('run --checkpoint-every / --resume: an interrupted run goes on from its che
   // What an interruption after the checkpoint leaves behind: a later row and frame, which resuming must drop.
   writeFileSync(join(resumed, 'metrics.csv'), readFileSync(join(resumed, 'metrics.csv'), 'utf8') + '9,0.9,1,1,2,2\n');
   writeFileSync(join(resumed, 'frames', 'frame_00042.obj'), 'v 0 0 0\n');
+  writeFileSync(join(resumed, 'bodies.csv'), readFileSync(join(resumed, 'bodies.csv'), 'utf8') + '9,0.9,0,mass,particles,1,0,0,0,0,0,0,0,0\n');
 
   const r2 = await cli('run', 'oscillator', '--duration', '1.5', '--resume', '--out', resumed, '--quiet');
   assert.equal(r2.code, 0, r2.err);
@@ -217,6 +218,13 @@ test('run --checkpoint-every / --resume: an interrupted run goes on from its che
     });
   }
   assert.deepEqual(readdirSync(join(resumed, 'frames')).sort(), readdirSync(join(straight, 'frames')).sort(), 'frames 0-15, the stray one gone');
+  const bodiesA = readFileSync(join(straight, 'bodies.csv'), 'utf8').trim().split('\n');
+  const bodiesB = readFileSync(join(resumed, 'bodies.csv'), 'utf8').trim().split('\n');
+  assert.equal(bodiesB.length, bodiesA.length, 'bodies.csv: the header and one row per frame step, the stray row gone');
+  bodiesA.forEach((line, i) => {
+    const x = line.split(',');
+    bodiesB[i].split(',').forEach((value, c) => assert.ok(value === x[c] || Math.abs(Number(value) - Number(x[c])) <= 1e-12 * Math.max(1, Math.abs(Number(x[c]))), `bodies.csv line ${i + 1}: ${bodiesB[i]} vs ${line}`));
+  });
   const sa = JSON.parse(readFileSync(join(straight, 'summary.json'), 'utf8'));
   const sb = JSON.parse(readFileSync(join(resumed, 'summary.json'), 'utf8'));
   assert.equal(sb.steps, 15);

@@ -14,8 +14,9 @@ import { randomRotation, rng } from './numeric-helpers.js';
 
 interface BodySpec {
   name: string;
-  kind?: 'body' | 'particles' | 'obstacle';
+  kind?: 'body' | 'shell' | 'particles' | 'obstacle';
   selfContact?: boolean;
+  contactOffset?: number;
   positions: number[] | Float64Array;
   /** Local node ids. */
   triangles?: number[] | Uint32Array;
@@ -49,6 +50,7 @@ function scene(bodies: BodySpec[], planes: ContactPlane[] = []): Scene {
       kind: b.kind ?? (b.fixed ? 'obstacle' : 'body'),
       friction: 0.5,
       selfContact: b.selfContact ?? false,
+      contactOffset: b.contactOffset,
       triangles: shift(b.triangles ?? []),
       points: b.points ? shift(b.points) : undefined,
       edges: b.edges ? shift(b.edges) : undefined,
@@ -386,6 +388,31 @@ test('particles touching a triangle at distance exactly 0 are vertex-triangle in
   const md = minimumDistance(sc.mesh, sc.x, 1)!;
   assert.equal(md.distance, 1e-9);
   assert.match(md.message, /vertex 0 of particles 'dust' and triangle 0/);
+});
+
+test('with contact offsets, a pair at or within its offset (sum of both groups\') counts as touching, named with the offset', () => {
+  // A sheet triangle (offset 0.01) at z = 0 and a particle (offset 0) above it: their pairs have offset 0.01.
+  const sc = scene([
+    { name: 'sheet', kind: 'shell', positions: [0, 0, 0, 1, 0, 0, 0, 1, 0], triangles: [0, 1, 2], contactOffset: 0.01 },
+    { name: 'dust', kind: 'particles', positions: [0.25, 0.25, 0.02], points: [0] },
+  ], [{ ...ground, offset: -1 }]);
+  assert.equal(sc.mesh.maxPairOffset, 0.02);
+  assert.equal(findIntersection(sc.mesh, sc.x), null);
+  sc.x[3 * 3 + 2] = 0.01; // exactly at the offset
+  assert.deepEqual(findIntersection(sc.mesh, sc.x), {
+    kind: 'vertex-triangle',
+    message: "vertex 3 of particles 'dust' is within the contact offset 0.01 of triangle 0 (nodes 0, 1, 2) of shell 'sheet' (distance 0.01)",
+  });
+  sc.x[3 * 3 + 2] = -0.005; // below the sheet, within the offset: both sides count
+  assert.equal(findIntersection(sc.mesh, sc.x)?.kind, 'vertex-triangle');
+  sc.x[3 * 3 + 2] = -0.0101;
+  assert.equal(findIntersection(sc.mesh, sc.x), null);
+  // A sheet vertex within its offset of a plane (the plane has none).
+  sc.x[2] = -0.995;
+  assert.deepEqual(findIntersection(sc.mesh, sc.x), {
+    kind: 'vertex-plane',
+    message: "vertex 0 of shell 'sheet' is within its contact offset 0.01 of plane 'ground' (signed distance 0.0050000000000000044)",
+  });
 });
 
 test('edges crossing exactly (no triangles) are edge-edge intersections', () => {

@@ -113,6 +113,7 @@ function fakeSummary(steps: number, stopped?: string): RunSummary {
     stopped,
     peakMemoryMiB: NaN,
     timing: {},
+    bodies: [],
   };
 }
 

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import { barrier } from '../src/contact/barrier.js';
 import { SpatialHashBroadPhase } from '../src/contact/broad-phase.js';
 import type { CollisionMesh } from '../src/contact/collision-mesh.js';
 import { PairScratch, type PairHessian } from '../src/contact/pairs/pair-kind.js';
@@ -39,10 +40,14 @@ function nearContact(): { mesh: CollisionMesh; rest: Float64Array; x: Float64Arr
   return { mesh: model.contact!.mesh, rest: model.rest, x: Float64Array.from(model.x0, (v) => v + 5e-4 * (2 * r() - 1)) };
 }
 
-/** Every pair of every registered kind at x, one list per kind (surface pairs across the two cubes). */
-function pairsOfEveryKind(mesh: CollisionMesh, rest: Float64Array, x: Float64Array): PairList[] {
+/**
+ * Every pair of every registered kind at x, one list per kind (surface pairs across the two cubes, within `reach`).
+ * With `offsets`, each pair gets a contact offset xi that leaves it a gap d - xi between 0.2 and 0.9 dhat (pairs
+ * closer than that get xi = d / 3): the offset barrier's terms are then what the kinds compute and the tests check.
+ */
+function pairsOfEveryKind(mesh: CollisionMesh, rest: Float64Array, x: Float64Array, offsets = false, reach = dhat): PairList[] {
   const bp = new SpatialHashBroadPhase(mesh, { fixedNodes: mesh.fixedNodes, groupOfNode: mesh.groupOfNode, selfContact: mesh.groups.map(() => 0) });
-  bp.findProximityCandidates(x, dhat, 'cross-group');
+  bp.findProximityCandidates(x, reach, 'cross-group');
   const free = mesh.vertices.filter((v) => !mesh.fixedNodes[v]);
   const lists: PairList[] = [];
   for (const kind of SURFACE_PAIR_KINDS) {
@@ -55,7 +60,23 @@ function pairsOfEveryKind(mesh: CollisionMesh, rest: Float64Array, x: Float64Arr
     kind.collect(mesh, free, list);
     lists.push(list);
   }
+  if (offsets) {
+    const c = new PairScratch();
+    const r = rng(5);
+    for (const list of lists) {
+      for (let k = 0; k < list.count; k++) {
+        const d = Math.sqrt(list.kind.distance2(list, k, x, c));
+        const gap = (0.2 + 0.7 * r()) * dhat;
+        list.offsets[k] = d > gap ? d - gap : d / 3;
+      }
+    }
+  }
   return lists;
+}
+
+/** The pair's gap to its offset, d - xi, relative to dhat. */
+function relativeGap(list: PairList, k: number, x: Float64Array, c: PairScratch): number {
+  return (Math.sqrt(list.kind.distance2(list, k, x, c)) - list.offsets[k]) / dhat;
 }
 
 /** Pair k of `list` alone, its stencil renumbered 0 .. size-1, with its positions packed (local coordinates). */
@@ -93,12 +114,14 @@ function rows(m: Float64Array, n: number): Float64Array[] {
   return Array.from({ length: n }, (_, r) => m.subarray(n * r, n * r + n));
 }
 
-test('every pair kind: gradient and exact Hessian match finite differences of its energy, its Newton matrices are PSD, its list loops add up its pairs', () => {
+for (const offsets of [false, true]) {
+test(`every pair kind${offsets ? ' with contact offsets (barrier on d - xi)' : ''}: gradient and exact Hessian match finite differences of its energy, its Newton matrices are PSD, its list loops add up its pairs`, () => {
   const { mesh, rest, x } = nearContact();
   const c = new PairScratch();
   c.setDhat(dhat);
   const tested = new Map<string, number>();
-  for (const list of pairsOfEveryKind(mesh, rest, x)) {
+  let largestOffset = 0;
+  for (const list of pairsOfEveryKind(mesh, rest, x, offsets, offsets ? 3 * dhat : dhat)) {
     const kind = list.kind;
     const N = x.length;
     let energySum = 0;
@@ -119,9 +142,15 @@ test('every pair kind: gradient and exact Hessian match finite differences of it
       }
       pattern.addClique(Array.from(list.nodes.subarray(kind.size * k, kind.size * k + kind.size)));
 
-      const d2 = kind.distance2(list, k, x, c);
-      // Derivatives away from the kinks of the barrier's curvature at 0 and dhat, where differences are poor.
-      if (!(d2 > 0.04 * dhat * dhat && d2 < 0.8 * dhat * dhat)) continue;
+      // Derivatives away from the kinks of the barrier's curvature at gap 0 and dhat, where differences are poor.
+      const gap = relativeGap(list, k, x, c);
+      if (!(gap > 0.2 && gap < 0.9)) continue;
+      if (offsets) largestOffset = Math.max(largestOffset, list.offsets[k] / dhat);
+      // The energy is m b((d - xi)^2): the plain barrier at the gap (xi = 0: at the distance).
+      const d = Math.sqrt(kind.distance2(pair, 0, xs, c));
+      const expected = kind.mollifier(pair, 0, c) * barrier((d - pair.offsets[0]) ** 2, c.dhat2);
+      const e0 = kind.sumEnergy(pair, xs, c, 0);
+      assert.ok(Math.abs(e0 - expected) <= 1e-9 * expected, `${label}: energy ${e0}, m b((d - xi)^2) = ${expected}`);
       const fd = centralDifferenceGradient((y) => kind.sumEnergy(pair, y, c, 0), xs, 1, 1e-8);
       assert.ok(maxAbsDiff(g, fd) <= 1e-5 * maxAbs(g), `${label}: gradient ${g} vs differences ${fd}`);
 
@@ -150,31 +179,34 @@ test('every pair kind: gradient and exact Hessian match finite differences of it
     assert.ok(maxAbsDiff(dense, hessianSum.map((v) => s * v)) <= 1e-12 * maxAbs(dense), `${kind.name}: addHessians`);
   }
   for (const kind of [...SURFACE_PAIR_KINDS, ...OBSTACLE_PAIR_KINDS]) assert.ok((tested.get(kind.name) ?? 0) >= 2, `test setup: no active ${kind.name} pairs (${[...tested]})`);
+  if (offsets) assert.ok(largestOffset > 1, `test setup: offsets up to ${largestOffset} dhat only`);
 });
 
-test('every pair kind: the step it allows keeps the pair apart, and it stops some steps that would cross', () => {
+test(`every pair kind${offsets ? ' with contact offsets' : ''}: the step it allows keeps the pair apart${offsets ? ' by more than its offset' : ''}, and it stops some steps that would cross`, () => {
   const { mesh, rest, x } = nearContact();
   const c = new PairScratch();
   c.setDhat(dhat);
   const r = rng(11);
   const stopped = new Map<string, number>();
-  for (const list of pairsOfEveryKind(mesh, rest, x)) {
+  for (const list of pairsOfEveryKind(mesh, rest, x, offsets, offsets ? 3 * dhat : dhat)) {
     const kind = list.kind;
     for (let k = 0; k < list.count; k++) {
-      if (!(kind.distance2(list, k, x, c) < dhat * dhat)) continue;
+      if (!(relativeGap(list, k, x, c) < 1)) continue;
       const { pair, xs } = alone(list, k, x);
       for (let trial = 0; trial < 4; trial++) {
         const dx = Float64Array.from(xs, () => 0.03 * (2 * r() - 1)); // up to 3 gaps per step
         const t = kind.maxStep(pair, 0, xs, dx, 1, c);
         assert.ok(t >= 0 && t <= 1, `${kind.name}: step ${t}`);
         const y = Float64Array.from(xs, (v, i) => v + t * dx[i]);
-        assert.ok(kind.distance2(pair, 0, y, c) > 0, `${kind.name} pair ${k}: touches after the allowed step ${t}`);
+        assert.ok(relativeGap(pair, 0, y, c) > 0, `${kind.name} pair ${k}: within its offset ${pair.offsets[0]} after the allowed step ${t}`);
+        assert.ok(Number.isFinite(kind.sumEnergy(pair, y, c, 0)), `${kind.name} pair ${k}: infinite barrier after the allowed step ${t}`);
         if (t < 1) stopped.set(kind.name, (stopped.get(kind.name) ?? 0) + 1);
       }
     }
   }
   for (const kind of [...SURFACE_PAIR_KINDS, ...OBSTACLE_PAIR_KINDS]) assert.ok((stopped.get(kind.name) ?? 0) > 0, `no ${kind.name} step was stopped (${[...stopped]})`);
 });
+}
 
 test('a step blocked by a vertex on a plane is explained by that pair', () => {
   const model = buildModel(
@@ -199,4 +231,51 @@ test('a step blocked by a vertex on a plane is explained by that pair', () => {
   dx[4] = 0.1;
   assert.ok(barrier.maxStep(model.x0, dx) > 0);
   assert.equal(barrier.explainBlockedStep(model.x0), undefined);
+});
+
+test('with a contact offset: the normal force friction takes is -dB/dd of the offset barrier, and a blocked step quotes the offset', () => {
+  const xi = 0.002, dh = 1e-3;
+  const model = buildModel(
+    parseScene({
+      name: 'thick-sheet-on-plane',
+      duration: 0.1,
+      dt: 0.01,
+      gravity: [0, 0, 0],
+      contact: { kappa: 1e5, dhat: dh },
+      obstacles: [{ type: 'plane', name: 'ground' }],
+      bodies: [
+        {
+          name: 'sheet',
+          mesh: { type: 'shell', shape: { type: 'rectangle', size: [0.1, 0.1], cells: [1, 1] }, thickness: 2 * xi, areaDensity: 0.4, contactOffset: 'thickness' },
+          material: { model: 'neo-hookean', youngsModulus: 1e6 },
+          transform: { translate: [0, xi + 0.4 * dh, 0] },
+        },
+      ],
+    }),
+  );
+  const barrier = model.contact!.barrier;
+  const x = Float64Array.from(model.x0);
+  x[1] += 0.3 * dh; // node 0 at gap 0.7 dhat, the other three at 0.4 dhat
+  const contacts: Parameters<typeof barrier.activeContacts>[1] = [];
+  const { count, minDistance } = barrier.activeContacts(x, contacts);
+  assert.equal(count, 4);
+  assert.ok(Math.abs(minDistance - 0.4 * dh) < 1e-12, `min gap ${minDistance}`);
+  for (const contact of contacts!) {
+    assert.equal(contact.offset, xi);
+    const v = contact.nodes[0];
+    const h = 1e-9;
+    const y = Float64Array.from(x);
+    y[3 * v + 1] += h;
+    const up = barrier.energy(y);
+    y[3 * v + 1] -= 2 * h;
+    const down = barrier.energy(y);
+    const force = -(up - down) / (2 * h);
+    assert.ok(Math.abs(contact.normalForce - force) <= 1e-5 * force, `vertex ${v}: normal force ${contact.normalForce}, -dB/dd ${force}`);
+  }
+  // Node 0 exactly at its offset above the ground: no step toward it, and the explanation names the offset.
+  x[1] = xi;
+  const dx = new Float64Array(x.length);
+  dx[1] = -0.01;
+  assert.equal(barrier.maxStep(x, dx), 0);
+  assert.match(barrier.explainBlockedStep(x)!, /^vertex 0 of shell 'sheet' touches plane 'ground' \(signed distance 2\.00e-3 m, contact offset 2\.00e-3 m\)/);
 });

@@ -108,7 +108,7 @@ test('absurd requests are refused from the scene description with exit 2, naming
   assert.equal(raised.code, 0, raised.err);
 });
 
-test('the work estimate counts the nodes and tets the build makes (boxes, repeats, file meshes, stairs), and every built-in scene is within the limits', () => {
+test('the work estimate counts the nodes and tets the build makes (boxes, repeats, file meshes, particles, chains, stairs), and every built-in scene is within the limits', () => {
   const scene = parseScene({
     name: 'mix',
     duration: 1,
@@ -118,6 +118,7 @@ test('the work estimate counts the nodes and tets the build makes (boxes, repeat
       { ...box(2), mesh: { type: 'box', size: [0.1, 0.2, 0.3], cells: [1, 2, 3], tetsPerCell: 5 } },
       { mesh: { type: 'builtin', name: 'ball' }, transform: { height: 0.1, translate: [1, 0.5, 0] }, material: { youngsModulus: 1e5 } },
       { mesh: { type: 'particles', positions: [[3, 3, 3], [4, 3, 3]], masses: [1, 1] } },
+      { mesh: { type: 'chain', length: 1, cells: 5, area: 1e-4 }, transform: { translate: [6, 3, 3] }, material: { youngsModulus: 1e5 } },
     ],
     obstacles: [{ type: 'stairs', steps: 4, stepHeight: 0.1, stepDepth: 0.2, width: 1, origin: [5, 0, 0] }],
   });
@@ -130,12 +131,12 @@ test('the work estimate counts the nodes and tets the build makes (boxes, repeat
   const model = buildModel(scene, meshes);
   assert.equal(work.nodes, model.nNodes);
   assert.equal(work.tets, model.bodies.reduce((n, b) => n + b.tets.length / 4, 0));
-  assert.equal(work.bodies, 6 + 3);
+  assert.equal(work.bodies, 6 + 4);
   assert.equal(work.steps, 100);
   assert.equal(work.frames, 34, 'frameRate 30 with h = 0.01: every round(1 / (30 h)) = 3 steps, frames 0 to 33');
   assert.equal(estimateWork(scene, sizes, 3).outputBytes, 3 * work.outputBytes, 'compare: the output of all runs');
 
-  for (const name of ['bouncing-ball-medium', 'bunny-splash', 'dice-roll', 'suspended-armadillo', 'twisted-bar', 'oscillator']) {
+  for (const name of ['bouncing-ball-medium', 'bunny-splash', 'dice-roll', 'suspended-armadillo', 'twisted-bar', 'oscillator', 'collision-1d-stiff']) {
     const loaded = loadScene(name);
     const resolve = meshResolver(loaded.baseDir);
     const estimate = estimateWork(loaded.scene, (b, i) => {

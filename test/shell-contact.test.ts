@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findIntersection } from '../src/contact/intersection.js';
+import { findIntersection, minimumDistance } from '../src/contact/intersection.js';
 import { meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { formatObj } from '../src/io/mesh-files.js';
 import { rectangleSheet } from '../src/mesh/shell-shapes.js';
@@ -121,9 +121,9 @@ test('a sheet draped on a box: it rests on the box top, its free corners fall pa
   assert.equal(model.nNodes, sheetNodes + 27);
 });
 
-test('a sheet folding onto itself: the free layer of a U-shaped strip falls onto the fixed layer (self-contact)', () => {
-  // The U: a bottom layer at y = 1 cm (x from 0 to 0.2), a half circle of radius 1 cm, a top layer at y = 3 cm.
-  const r = 0.01, L = 0.2, total = 2 * L + Math.PI * r;
+/** The U: a bottom layer at y = r (x from 0 to L), a half circle of radius r, a top layer at y = 3 r. */
+function uStrip(r: number, L: number): { positions: Float64Array; triangles: Uint32Array } {
+  const total = 2 * L + Math.PI * r;
   const { positions, triangles } = rectangleSheet([total, 0.05], [43, 4]);
   for (let i = 0; i < positions.length; i += 3) {
     const s = positions[i];
@@ -136,6 +136,12 @@ test('a sheet folding onto itself: the free layer of a U-shaped strip falls onto
     positions[i] = x;
     positions[i + 1] = y;
   }
+  return { positions, triangles };
+}
+
+test('a sheet folding onto itself: the free layer of a U-shaped strip falls onto the fixed layer (self-contact)', () => {
+  const r = 0.01, L = 0.2;
+  const { positions, triangles } = uStrip(r, L);
   const dir = mkdtempSync(join(tmpdir(), 'vivace-fold-'));
   try {
     writeFileSync(join(dir, 'u.obj'), formatObj(positions, triangles, 12));
@@ -166,6 +172,94 @@ test('a sheet folding onto itself: the free layer of a U-shaped strip falls onto
     let lowest = Infinity;
     for (let i = 0; i < end.length; i += 3) if (positions[i + 1] > 2.5 * r && positions[i] < 0.1) lowest = Math.min(lowest, end[i + 1]);
     assert.ok(lowest > r && lowest < r + 2e-3, `top layer lies on the bottom one: lowest y ${lowest}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// Contact offsets (Codim-IPC thickness): with contactOffset 'thickness' a shell's primitives carry half its thickness,
+// so a solid keeps t/2 from its mid-surface and two layers keep t apart.
+
+test('a ball dropped on a pinned sheet with contactOffset: it lands and rests more than half the thickness above the mid-surface', () => {
+  const thickness = 0.004, xi = thickness / 2, dhat = 1e-3;
+  const sheet = (contactOffset: number | 'thickness') => ({
+    name: 'sheet',
+    mesh: { type: 'shell' as const, shape: { type: 'rectangle' as const, size: [0.3, 0.3] as [number, number], cells: [6, 6] as [number, number] }, thickness, areaDensity: 0.4, contactOffset },
+    material: sheetMaterial,
+    transform: { translate: [-0.15, 0.2, -0.15] as [number, number, number] },
+    fixed: [{ box: { min: [-1, 0, -1] as [number, number, number], max: [-0.15, 1, 1] as [number, number, number] } }, { box: { min: [0.15, 0, -1] as [number, number, number], max: [1, 1, 1] as [number, number, number] } }],
+  });
+  const run = (contactOffset: number | 'thickness') => {
+    const { model, frames } = runChecked({
+      name: 'ball-on-thick-sheet',
+      duration: 0.1,
+      dt: 0.005,
+      frameRate: 200,
+      integrator: { name: 'implicit-euler' },
+      contact: { dhat, kappa: 1e5 },
+      bodies: [
+        sheet(contactOffset),
+        {
+          name: 'ball',
+          mesh: { type: 'box', size: [0.04, 0.04, 0.04], cells: [2, 2, 2] },
+          material: { model: 'neo-hookean', youngsModulus: 1e5, density: 1000 },
+          // Its bottom face starts 2.5 mm above the offset surface (xi above the sheet), falling at 0.5 m/s.
+          transform: { center: true, translate: [0.01, 0.22 + xi + 2.5e-3, 0.01] },
+          velocity: { linear: [0, -0.5, 0] },
+        },
+      ],
+    });
+    // The distance between the ball's surface and the sheet's mid-surface, every step (frames are every step).
+    return { model, distances: frames.map((x) => minimumDistance(model.contact!.mesh, x, 0.01)?.distance ?? Infinity) };
+  };
+  const thick = run('thickness');
+  assert.equal(thick.model.contact!.mesh.maxPairOffset, 2 * xi, 'the sheet carries half its thickness');
+  for (const [step, d] of thick.distances.entries()) assert.ok(d > xi, `step ${step}: ball ${d} from the mid-surface, offset ${xi}`);
+  const end = thick.distances[thick.distances.length - 1];
+  assert.ok(end > xi && end < xi + dhat, `resting on the offset surface: ${end} (xi ${xi}, dhat ${dhat})`);
+  // The same drop with the offset given in metres lands the same; without an offset the ball comes to within dhat.
+  const metres = run(xi);
+  assert.equal(metres.distances[metres.distances.length - 1], end);
+  const thin = run(0);
+  assert.ok(thin.distances[thin.distances.length - 1] < dhat, `without offset the ball rests within dhat: ${thin.distances[thin.distances.length - 1]}`);
+});
+
+test('a strip folding onto itself with contactOffset: the layers stay more than the thickness apart', () => {
+  const r = 0.01, L = 0.2, thickness = 0.003, dhat = 1e-3;
+  const { positions, triangles } = uStrip(r, L);
+  const dir = mkdtempSync(join(tmpdir(), 'vivace-fold-offset-'));
+  try {
+    writeFileSync(join(dir, 'u.obj'), formatObj(positions, triangles, 12));
+    const { model, minDistances, frames } = runChecked(
+      {
+        name: 'fold-offset',
+        duration: 0.06,
+        dt: 0.005,
+        frameRate: 200,
+        integrator: { name: 'implicit-euler' },
+        contact: { dhat, kappa: 1e4 },
+        bodies: [
+          {
+            name: 'strip',
+            mesh: { type: 'shell', shape: { type: 'file', path: 'u.obj' }, thickness, areaDensity: 0.4, bendingModulus: 1e4, contactOffset: 'thickness' },
+            material: sheetMaterial,
+            velocity: { linear: [0, -1, 0] },
+            fixed: [{ box: { min: [-1, 0, -1], max: [L, r, 1] } }],
+          },
+        ],
+      },
+      meshResolver(dir),
+    );
+    // Records give the gap d - xi: the barrier became active between the layers.
+    assert.ok(Math.min(...minDistances) < dhat, `self-contact became active (min gap ${Math.min(...minDistances)})`);
+    for (const [step, x] of frames.entries()) {
+      const closest = minimumDistance(model.contact!.mesh, x, 0.01);
+      if (closest) assert.ok(closest.distance > thickness, `step ${step}: layers ${closest.distance} apart (${closest.message}), thickness ${thickness}`);
+    }
+    const end = frames[frames.length - 1];
+    let lowest = Infinity;
+    for (let i = 0; i < end.length; i += 3) if (positions[i + 1] > 2.5 * r && positions[i] < 0.1) lowest = Math.min(lowest, end[i + 1]);
+    assert.ok(lowest > r + thickness && lowest < r + thickness + 2 * dhat, `top layer lies a thickness above the bottom one: lowest y ${lowest}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

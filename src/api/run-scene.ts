@@ -49,7 +49,7 @@ export interface RunSceneOptions extends StepCallbacks, LoadSceneOptions {
   frameRate?: number;
   /** Solver settings, merged over the scene's: linear, tolerance, maxNewtonIterations, cgTolerance, projectPsd. */
   solver?: Partial<Scene['solver']>;
-  /** Write the outputs of `vivace run` into this folder: metrics.csv, frames/, energy.svg, summary.json. */
+  /** Write the outputs of `vivace run` into this folder: metrics.csv, bodies.csv, frames/, energy.svg, summary.json. */
   out?: string;
   /** The frame files written into `out`: 'obj', 'vtu' (with frames.pvd) or 'both' (default DEFAULT_FRAME_FORMAT, 'obj'). */
   frames?: FrameFormat;

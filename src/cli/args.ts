@@ -84,17 +84,24 @@ export function collectParam(text: string, previous: IntegratorParams | undefine
   return { ...(previous ?? {}), [key]: value };
 }
 
-/** --integrators a,b,c: a non-empty list without repeats. */
-export function parseList(text: string): string[] {
-  const items = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-  if (items.length === 0) throw new InvalidArgumentError('Expected a comma-separated list of integrator names.');
-  const seen = new Set<string>();
-  for (const s of items) {
-    if (seen.has(s)) throw new InvalidArgumentError(`'${s}' is listed twice.`);
-    seen.add(s);
-  }
-  return items;
+/** A parser of a comma-separated list of `what` (integrator names, column names): non-empty, without repeats. */
+function listParser(what: string): (text: string) => string[] {
+  return (text) => {
+    const items = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    if (items.length === 0) throw new InvalidArgumentError(`Expected a comma-separated list of ${what}.`);
+    const seen = new Set<string>();
+    for (const s of items) {
+      if (seen.has(s)) throw new InvalidArgumentError(`'${s}' is listed twice.`);
+      seen.add(s);
+    }
+    return items;
+  };
 }
+
+/** --integrators a,b,c. */
+export const parseList = listParser('integrator names');
+/** vivace plot --columns total,alpha. */
+export const parseColumnList = listParser('metrics.csv column names');
 
 /** One --scene-param name=value (a number: decimal, fraction or negative), added to the ones before it. */
 export function collectSceneParam(text: string, previous: Record<string, number> | undefined): Record<string, number> {

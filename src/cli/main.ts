@@ -19,6 +19,7 @@ import { SceneError } from '../scene/schema.js';
 import { collectParam, collectSceneParam, parseDuration, parseList, parsePositive, parsePositiveInt, parseTimeStep, UsageError } from './args.js';
 import { compareCommand, EXIT, runCommand, type CliIo, type CompareFlags, type RunFlags } from './run-command.js';
 import { integratorsText, scenesText, schemaText } from './scenes-command.js';
+import { addPlotCommand } from './plot-command.js';
 import { addViewCommands } from './view-command.js';
 
 function packageVersion(): string {
@@ -62,7 +63,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void, cwd: string): 
   addRunOptions(
     program
       .command('run')
-      .description('simulate a scene and write metrics.csv, frames/, energy.svg and summary.json')
+      .description('simulate a scene and write metrics.csv, bodies.csv, frames/, energy.svg and summary.json')
       .argument('<scene>', 'a built-in scene name (see `vivace scenes`) or a path to a scene JSON file')
       .option('--integrator <name>', 'time integrator (see `vivace scenes --integrators`; default: the scene\'s)')
       .option('--param <name=value>', 'integrator parameter, a number or true/false (repeatable)', collectParam)
@@ -92,6 +93,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void, cwd: string): 
       setCode(EXIT.ok);
     });
 
+  addPlotCommand(program, io, setCode, cwd);
   addViewCommands(program, io, setCode, cwd);
   return program;
 }

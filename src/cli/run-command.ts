@@ -12,7 +12,7 @@ import { clearCompareOutputs, compareReportMarkdown, runStatus, writeCompareOutp
 import { readCheckpoint, writeCheckpoint } from '../io/checkpoint.js';
 import { checkOutputDir, OutputDirError } from '../io/output-dir.js';
 import { frameExtensions, frameFileName, PVD_FILE } from '../io/frame-files.js';
-import { CHECKPOINT_FILE, ENERGY_PLOT_FILE, FRAMES_DIR, METRICS_FILE, RunOutput, SUMMARY_FILE, type EnergySeries, type RunOutputPaths } from '../io/run-output.js';
+import { ALPHA_PLOT_FILE, BODIES_FILE, CHECKPOINT_FILE, ENERGY_PLOT_FILE, FRAMES_DIR, METRICS_FILE, RunOutput, SUMMARY_FILE, type EnergySeries, type RunOutputPaths } from '../io/run-output.js';
 import { checkSceneWork, readOnceMeshes, workLimits } from '../io/prepare-scene.js';
 import { applyOverrides, loadScene, OverrideError, toRunOptions, type LoadedScene, type SceneOverrides } from '../io/scene-files.js';
 import { SceneParamError, type SceneParams } from '../scene/parametric.js';
@@ -191,7 +191,9 @@ export function runSummaryText(outcome: RunOutcome, cwd = process.cwd()): string
     ...(s.newtonLimitSteps > 0 ? [`not converged: ${newtonLimitText(s, outcome.newtonLimit)}`] : []),
     `outputs in ${shortPath(p.dir, cwd)}:`,
     `  ${METRICS_FILE.padEnd(13)} ${shortPath(p.metrics, cwd)}`,
+    `  ${BODIES_FILE.padEnd(13)} ${shortPath(p.bodies, cwd)} (per body, every frame)`,
     `  ${ENERGY_PLOT_FILE.padEnd(13)} ${shortPath(p.plot, cwd)}`,
+    ...(existsSync(p.alphaPlot) ? [`  ${ALPHA_PLOT_FILE.padEnd(13)} ${shortPath(p.alphaPlot, cwd)}`] : []),
     `  ${(FRAMES_DIR + '/').padEnd(13)} ${shortPath(p.frames, cwd)} (${outcome.frames} ${frameExtensions(outcome.frameFormat).join(' + ').toUpperCase()} frames)`,
     ...(p.pvd ? [`  ${PVD_FILE.padEnd(13)} ${shortPath(p.pvd, cwd)} (ParaView: the VTU frames with their times)`] : []),
     `  ${SUMMARY_FILE.padEnd(13)} ${shortPath(p.summary, cwd)}`,

@@ -1,6 +1,6 @@
 import type { PotentialTerm } from '../energies/potential.js';
 import type { BsrMatrix, BsrPattern, PatternBuilder } from '../math/bsr.js';
-import { barrierFirstDerivative } from './barrier.js';
+import { offsetBarrierFirstDerivative } from './barrier.js';
 import { CandidateSet, groupMeans } from './candidate-set.js';
 import { SpatialHashBroadPhase } from './broad-phase.js';
 import type { CollisionMesh } from './collision-mesh.js';
@@ -58,6 +58,10 @@ export interface ContactTiming {
  * vertex with every plane, fixed). Every loop here goes list by list, so within a list one kind's kernel runs.
  * Blocks of pairs across bodies (or far apart in one body) are not in the elastic Hessian pattern: `patternStale`
  * tells the incremental potential to rebuild its pattern when such a pair becomes active.
+ *
+ * Contact offsets (Codim-IPC thickness; CollisionGroup.contactOffset): a pair with offset xi has its barrier on
+ * d - xi (pair kinds), so it is active below xi + dhat: the candidate sets reach dhat plus the largest pair offset,
+ * the sweeps look that much farther, and the line-search filter keeps every pair more than its xi apart.
  */
 export class BarrierPotential implements PotentialTerm {
   readonly name = 'contact';
@@ -92,6 +96,8 @@ export class BarrierPotential implements PotentialTerm {
   private readonly dxRelative: Float64Array;
   private readonly groupShift: Float64Array;
   private readonly groupCountBuffer: Float64Array;
+  /** The largest contact offset of a pair (0 without offsets). */
+  private readonly maxOffset: number;
 
   constructor(
     readonly mesh: CollisionMesh,
@@ -105,16 +111,20 @@ export class BarrierPotential implements PotentialTerm {
     this.scratch.setDhat(settings.dhat);
     this.hessianModel = settings.hessian ?? 'gauss-newton';
     this.freeVertices = mesh.vertices.filter((v) => !mesh.fixedNodes[v]);
+    this.maxOffset = mesh.maxPairOffset ?? 0;
+    // A pair is active below dhat + its offset: the sets reach that far.
+    const reach = this.dhat + this.maxOffset;
     const groupCount = mesh.groups.length;
     const selfContact = mesh.groups.map((g) => (g.selfContact ? 1 : 0));
     this.broadPhase = new SpatialHashBroadPhase(mesh, { fixedNodes: mesh.fixedNodes, groupOfNode: mesh.groupOfNode, selfContact, method: 'bvh' });
     const sets: CandidateSet[] = [];
-    if (mesh.groups.some((g) => g.selfContact && g.kind !== 'particles')) sets.push(new CandidateSet(mesh, rest, true, this.dhat, this.freeVertices));
-    if (groupCount > 1) sets.push(new CandidateSet(mesh, rest, false, this.dhat, this.freeVertices));
+    if (mesh.groups.some((g) => g.selfContact && g.kind !== 'particles')) sets.push(new CandidateSet(mesh, rest, true, reach, this.freeVertices));
+    if (groupCount > 1) sets.push(new CandidateSet(mesh, rest, false, reach, this.freeVertices));
     this.sets = sets;
     this.obstaclePairs = OBSTACLE_PAIR_KINDS.map((kind) => {
       const list = new PairList(kind);
       kind.collect(mesh, this.freeVertices, list);
+      list.fillOffsets(mesh);
       list.setAllLive();
       return list;
     });
@@ -155,10 +165,10 @@ export class BarrierPotential implements PotentialTerm {
     const c = this.scratch;
     for (const set of this.sets) {
       for (const list of set.lists) {
-        const { kind, live, covered } = list;
+        const { kind, live, covered, offsets } = list;
         for (let q = 0; q < list.liveCount; q++) {
           const k = live[q];
-          if (!covered[k] && kind.distance2(list, k, x, c) < c.dhat2) return true;
+          if (!covered[k] && kind.distance2(list, k, x, c) < c.reach2(offsets[k])) return true;
         }
       }
     }
@@ -166,27 +176,27 @@ export class BarrierPotential implements PotentialTerm {
   }
 
   /**
-   * Couplings of the pairs within 2 dhat at the last x given to patternStale (a little room to approach), and of
-   * every pair an earlier pattern had: blocks stay once added, so a pair that separates and touches again (a
-   * vibrating body does this all the time) needs no new pattern, hence no new symbolic analysis and no forced
-   * refactorisation. The pattern only grows, by the contacts the run has actually seen.
+   * Couplings of the pairs within 2 dhat (plus their offset) at the last x given to patternStale (a little room to
+   * approach), and of every pair an earlier pattern had: blocks stay once added, so a pair that separates and
+   * touches again (a vibrating body does this all the time) needs no new pattern, hence no new symbolic analysis
+   * and no forced refactorisation. The pattern only grows, by the contacts the run has actually seen.
    */
   addPattern(builder: PatternBuilder): void {
     const x = this.patternX;
     if (!x) return;
     const fixed = this.mesh.fixedNodes;
-    const reach2 = 4 * this.dhat * this.dhat;
     const free = new Int32Array(MAX_STENCIL);
     // Grown from the bound pattern, the builder has every clique added so far: only new ones need adding.
     const known = builder.base !== null && builder.base === this.boundPattern ? this.boundCliques : 0;
     for (const set of this.sets) {
       for (const list of set.lists) {
-        const { kind, live, covered } = list;
+        const { kind, live, covered, offsets } = list;
         for (let q = 0; q < list.liveCount; q++) {
           const k = live[q];
+          const reach = 2 * this.dhat + offsets[k];
           // Blocks of a covered candidate are in the bound pattern, so in any pattern its terms build again.
           if (this.boundPattern && covered[k]) continue;
-          if (kind.distance2(list, k, x, this.scratch) >= reach2) continue;
+          if (kind.distance2(list, k, x, this.scratch) >= reach * reach) continue;
           const m = freeStencilNodes(list.nodes, kind.size * k, kind.size, fixed, free);
           if (m < 2) continue;
           const nodes = Array.from(free.subarray(0, m)).sort((a, b) => a - b);
@@ -257,12 +267,12 @@ export class BarrierPotential implements PotentialTerm {
       this.ensureCandidates(x);
       for (const set of this.sets) {
         const motion = set.sameGroup ? this.relativeDisplacement(dx) : dx;
-        // A pair closes by at most twice the largest vertex motion per unit step, and every pair outside the set is
-        // at least set.outsideGap apart at x: while the step closes less than that, only the set's pairs can touch,
-        // and of those only the ones whose distance (at least dRef - slack) the step can close. Otherwise sweep
-        // the whole surface.
+        // When the pairs outside the set are far enough apart for the step (set.coversStep, body by body), only
+        // the set's pairs can touch, and of those only the ones whose distance (at least dRef - slack) the step
+        // can close: a pair closes by at most twice the largest vertex motion per unit step. Otherwise sweep the
+        // whole surface.
         const closing = 2 * maxNormOverVertices(motion, this.freeVertices);
-        if (closing * t < 0.9 * set.outsideGap) t = Math.min(t, this.sweepSet(set, x, motion, t, closing));
+        if (set.coversStep(motion, t, this.maxOffset)) t = Math.min(t, this.sweepSet(set, x, motion, t, closing));
         else t = Math.min(t, this.sweep(x, motion, t, set.sameGroup));
       }
     }
@@ -285,9 +295,9 @@ export class BarrierPotential implements PotentialTerm {
   private sweepSet(set: CandidateSet, x: Float64Array, motion: Float64Array, tMax: number, closing: number): number {
     let t = tMax;
     for (const list of set.lists) {
-      const { distanceRef, slack } = list;
+      const { distanceRef, slack, offsets } = list;
       for (let k = 0; k < list.count; k++) {
-        if (distanceRef[k] - slack[k] > closing * t) continue;
+        if (distanceRef[k] - slack[k] - offsets[k] > closing * t) continue;
         t = this.pairStep(list, k, x, motion, t);
       }
     }
@@ -311,10 +321,11 @@ export class BarrierPotential implements PotentialTerm {
   /** CCD over the swept candidates of one reach (same-group pairs with relative motion, or cross-group pairs). */
   private sweep(x: Float64Array, dx: Float64Array, tMax: number, sameGroup: boolean): number {
     const bp = this.broadPhase;
-    bp.findSweptCandidates(x, dx, tMax, 0, sameGroup ? 'same-group' : 'cross-group');
+    bp.findSweptCandidates(x, dx, tMax, this.maxOffset, sameGroup ? 'same-group' : 'cross-group');
     let t = tMax;
     for (const list of this.sweptPairs) {
       list.kind.collect(bp, this.mesh, null, list);
+      list.fillOffsets(this.mesh);
       for (let k = 0; k < list.count; k++) t = this.pairStep(list, k, x, dx, t);
     }
     return t;
@@ -334,21 +345,29 @@ export class BarrierPotential implements PotentialTerm {
   // ---- diagnostics ------------------------------------------------------------------------------------------
 
   /**
-   * Active contacts at x (d < dhat) with their normal force magnitudes, and the smallest distance among the
-   * candidates and obstacle pairs (Infinity when none is within reach of the candidate sets).
+   * Active contacts at x (d < dhat + xi) with their normal force magnitudes, and the smallest gap among the
+   * candidates and obstacle pairs: the distance d, less the pair's offset xi where it has one (Infinity when none
+   * is within reach of the candidate sets).
    */
   activeContacts(x: Float64Array, out: ActiveContact[] | null): { count: number; minDistance: number } {
     this.ensureCandidates(x);
     const c = this.scratch;
     let count = 0;
     let min2 = Infinity;
+    let minGap = Infinity; // over pairs with an offset (kept apart so that pairs without one give the same numbers)
     for (const list of this.lists) {
-      const { kind, nodes, primitives } = list;
+      const { kind, nodes, primitives, offsets } = list;
       const size = kind.size;
       for (let k = 0; k < list.count; k++) {
         const d2 = kind.distance2(list, k, x, c);
-        if (d2 < min2) min2 = d2;
-        if (d2 >= c.dhat2) continue;
+        const xi = offsets[k];
+        if (xi === 0) {
+          if (d2 < min2) min2 = d2;
+        } else {
+          const gap = Math.sqrt(d2) - xi;
+          if (gap < minGap) minGap = gap;
+        }
+        if (d2 >= c.reach2(xi)) continue;
         count++;
         if (out) {
           const m = kind.mollifier(list, k, c);
@@ -358,12 +377,13 @@ export class BarrierPotential implements PotentialTerm {
             primitives: [primitives[2 * k], primitives[2 * k + 1]],
             d2,
             type: c.type,
-            normalForce: -this.scale * m * barrierFirstDerivative(d2, c.dhat2) * 2 * Math.sqrt(d2),
+            offset: xi,
+            normalForce: -this.scale * m * offsetBarrierFirstDerivative(d2, xi, c.dhat2) * 2 * Math.sqrt(d2),
           });
         }
       }
     }
-    return { count, minDistance: Math.sqrt(min2) };
+    return { count, minDistance: Math.min(Math.sqrt(min2), minGap) };
   }
 }
 

@@ -11,6 +11,14 @@
  * Mollifier of nearly parallel edge pairs, on x = |ea x eb|^2 with eps_x = 1e-3 |ea_rest|^2 |eb_rest|^2:
  *   m(x) = (2 - x/eps_x) x/eps_x for x < eps_x, 1 otherwise;  m' = (2/eps_x)(1 - x/eps_x);  m'' = -2/eps_x^2.
  * m is C1 at eps_x (m = 1, m' = 0 on both sides).
+ *
+ * Contact offset (Codim-IPC, Li et al. 2021, "Codimensional Incremental Potential Contact"): a pair whose
+ * primitives carry a thickness keeps them xi apart by putting the barrier on the gap g = d - xi instead of d,
+ * f(s) = b((sqrt(s) - xi)^2) for s = d^2, active for xi < d < xi + dhat and infinite for d <= xi. Written as a
+ * function of the squared distance s, every formula of a pair's barrier in b, b', b'' holds with f, f', f'':
+ *   f'(s) = b'(g^2) g / d,    f''(s) = b''(g^2) g^2 / d^2 + b'(g^2) xi / (2 d^3).
+ * kappa keeps its meaning: a pair with an offset pushes at gap g as a pair without one does at distance g.
+ * With xi = 0 these are b, b', b'' themselves (the same numbers, not just the same values up to rounding).
  */
 import { edgeEdgeCrossSquaredNorm } from './distance.js';
 
@@ -108,4 +116,29 @@ export function edgeEdgeMollifier(
     }
   }
   return mollifier(c, epsX);
+}
+
+/** f(d2) = b((d - xi)^2; dhat2) with d = sqrt(d2): +Infinity for d <= xi, 0 for d >= xi + dhat. */
+export function offsetBarrier(d2: number, xi: number, dhat2: number): number {
+  if (xi === 0) return barrier(d2, dhat2);
+  const g = Math.sqrt(d2) - xi;
+  return g > 0 ? barrier(g * g, dhat2) : Infinity;
+}
+
+/** df/d(d2) of offsetBarrier: b'(g^2) g / d. */
+export function offsetBarrierFirstDerivative(d2: number, xi: number, dhat2: number): number {
+  if (xi === 0) return barrierFirstDerivative(d2, dhat2);
+  const d = Math.sqrt(d2);
+  const g = d - xi;
+  return g > 0 ? (barrierFirstDerivative(g * g, dhat2) * g) / d : -Infinity;
+}
+
+/** d^2 f/d(d2)^2 of offsetBarrier: b''(g^2) g^2 / d^2 + b'(g^2) xi / (2 d^3). */
+export function offsetBarrierSecondDerivative(d2: number, xi: number, dhat2: number): number {
+  if (xi === 0) return barrierSecondDerivative(d2, dhat2);
+  const d = Math.sqrt(d2);
+  const g = d - xi;
+  if (!(g > 0)) return Infinity;
+  const g2 = g * g;
+  return (barrierSecondDerivative(g2, dhat2) * g2) / d2 + (barrierFirstDerivative(g2, dhat2) * xi) / (2 * d2 * d);
 }

@@ -31,6 +31,11 @@ export interface CollisionGroup {
   readonly friction: number;
   /** Whether pairs of primitives both in this group are considered. */
   readonly selfContact: boolean;
+  /**
+   * Contact offset of the group's primitives (m, default 0; Codim-IPC thickness): a pair keeps its two primitives'
+   * offsets summed apart, so two layers of a shell with offset t/2 stay a thickness t apart.
+   */
+  readonly contactOffset?: number;
 }
 
 export interface CollisionMesh {
@@ -47,6 +52,10 @@ export interface CollisionMesh {
   /** Per node, 1 = never moves (obstacle or fixed node): pairs of fixed primitives are skipped. */
   readonly fixedNodes: Uint8Array;
   readonly planes: readonly ContactPlane[];
+  /** Per node, its group's contactOffset; absent when no group has one (then every pair's offset is 0). */
+  readonly offsetOfNode?: Float64Array;
+  /** The largest offset of a pair: twice the largest group offset (0 without offsets). */
+  readonly maxPairOffset?: number;
 }
 
 /** Input to buildCollisionMesh: one entry per group, with global node ids. */
@@ -105,6 +114,17 @@ export function buildCollisionMesh(
   });
   const vertices: number[] = [];
   for (let i = 0; i < nNodes; i++) if (vertexSet[i]) vertices.push(i);
+  let offsetOfNode: Float64Array | undefined;
+  let maxGroupOffset = 0;
+  groups.forEach((g) => {
+    const offset = g.contactOffset ?? 0;
+    if (!(offset >= 0 && Number.isFinite(offset))) throw new Error(`collision group '${g.name}': contactOffset must be a finite number >= 0, got ${offset}`);
+    maxGroupOffset = Math.max(maxGroupOffset, offset);
+  });
+  if (maxGroupOffset > 0) {
+    offsetOfNode = new Float64Array(nNodes);
+    for (let i = 0; i < nNodes; i++) if (groupOfNode[i] >= 0) offsetOfNode[i] = groups[groupOfNode[i]].contactOffset ?? 0;
+  }
   for (const p of planes) {
     const [a, b, c] = p.normal;
     const len = Math.hypot(a, b, c);
@@ -116,9 +136,11 @@ export function buildCollisionMesh(
     edges: Uint32Array.from(edges),
     triangles: Uint32Array.from(triangles),
     groupOfNode,
-    groups: groups.map(({ name, kind, friction, selfContact }) => ({ name, kind, friction, selfContact })),
+    groups: groups.map(({ name, kind, friction, selfContact, contactOffset }) => ({ name, kind, friction, selfContact, contactOffset: contactOffset ?? 0 })),
     fixedNodes,
     planes,
+    offsetOfNode,
+    maxPairOffset: 2 * maxGroupOffset,
   };
 }
 

@@ -5,7 +5,10 @@
  *   - findIntersection: the first violation found, in this order
  *       (a) a surface edge crossing a surface triangle it shares no node with (coplanar overlap counts),
  *       (b) a collision vertex that is not fixed on or below an obstacle (a plane: normal . p - offset <= 0),
- *       (c) a pair of mesh primitives (every surface pair kind: vertex-triangle, edge-edge) at distance exactly 0;
+ *       (c) a pair of mesh primitives (every surface pair kind: vertex-triangle, edge-edge) at distance exactly 0,
+ *       (d) with contact offsets (Codim-IPC thickness), a pair with offset xi > 0 at distance d <= xi: such pairs
+ *           must stay more than xi apart, so closing onto the offset counts as touching ((b) likewise compares a
+ *           vertex's signed distance with its offset);
  *   - minimumDistance: the smallest surface-pair distance within a search radius, and the signed distance of every
  *     free vertex to every obstacle.
  *
@@ -71,6 +74,7 @@ function checkerOf(mesh: CollisionMesh): Checker {
       obstaclePairs: OBSTACLE_PAIR_KINDS.map((kind) => {
         const list = new PairList(kind);
         kind.collect(mesh, freeVertices, list);
+        list.fillOffsets(mesh);
         return list;
       }),
       scratch: new PairScratch(),
@@ -87,6 +91,7 @@ function checkerOf(mesh: CollisionMesh): Checker {
 function collectSurfacePairs(mesh: CollisionMesh, checker: Checker): void {
   for (const list of checker.surfacePairs) {
     list.kind.collect(checker.broadPhase, mesh, null, list);
+    list.fillOffsets(mesh);
     const { size, split } = list.kind;
     let n = 0;
     for (let k = 0; k < list.count; k++) {
@@ -123,8 +128,10 @@ export function findIntersection(mesh: CollisionMesh, x: Float64Array): Intersec
   for (const list of checker.obstaclePairs) {
     for (let k = 0; k < list.count; k++) {
       const s = list.kind.signedDistance(list, k, x);
-      if (s <= 0) {
+      const xi = list.offsets[k];
+      if (s <= xi) {
         const [vertex, obstacle] = list.kind.describe(mesh, list, k);
+        if (xi > 0) return { kind: list.kind.name, message: `${vertex} is within its contact offset ${xi} of ${obstacle} (signed distance ${s})` };
         return { kind: list.kind.name, message: `${vertex} lies on or below ${obstacle} (signed distance ${s})` };
       }
     }
@@ -139,6 +146,25 @@ export function findIntersection(mesh: CollisionMesh, x: Float64Array): Intersec
       if (list.kind.distance2(list, k, x, checker.scratch) === 0) {
         const [first, second] = list.kind.describe(mesh, list, k);
         return { kind: list.kind.name, message: `${first} touches ${second} (distance 0)` };
+      }
+    }
+  }
+
+  // (d) pairs with an offset at or within it: boxes inflated by the largest pair offset list them all.
+  const maxOffset = mesh.maxPairOffset ?? 0;
+  if (maxOffset > 0) {
+    bp.findProximityCandidates(x, maxOffset);
+    collectSurfacePairs(mesh, checker);
+    for (const list of checker.surfacePairs) {
+      for (let q = 0; q < list.liveCount; q++) {
+        const k = list.live[q];
+        const xi = list.offsets[k];
+        if (xi === 0) continue;
+        const d = Math.sqrt(list.kind.distance2(list, k, x, checker.scratch));
+        if (d <= xi) {
+          const [first, second] = list.kind.describe(mesh, list, k);
+          return { kind: list.kind.name, message: `${first} is within the contact offset ${xi} of ${second} (distance ${d})` };
+        }
       }
     }
   }

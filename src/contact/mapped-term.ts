@@ -114,32 +114,52 @@ export class MappedTerm<T extends PotentialTerm = PotentialTerm> implements Pote
     const pattern = this.vertexPattern;
     if (!pattern || !this.Hy) return;
     this.inner.bindPattern?.(this.Hy);
+    const map = this.map;
+    const termCount = (v: number) => (v < map.identityCount ? 1 : map.start[v - map.identityCount + 1] - map.start[v - map.identityCount]);
+    let total = 0;
+    for (let u = 0; u < pattern.n; u++) {
+      for (let s = pattern.rowStart[u]; s < pattern.rowStart[u + 1]; s++) total += termCount(u) * termCount(pattern.col[s]);
+    }
     const m = this.maxTerms();
     const nodes = new Int32Array(2 * m);
     const weights = new Float64Array(2 * m);
+    // The DOF slots of the previous vertex block, by its node lists: the vertices of one affine body share theirs,
+    // so most blocks reuse the previous block's lookups and only their weights differ.
+    const lastNodes = new Int32Array(2 * m).fill(-1);
+    const lastSlots = new Int32Array(m * m);
+    let lastA = 0, lastB = 0;
     const start = new Int32Array(pattern.nnzBlocks + 1);
-    const slots: number[] = [];
-    const products: number[] = [];
+    const dofSlot = new Int32Array(total);
+    const weight = new Float64Array(total);
+    let n = 0;
     for (let u = 0; u < pattern.n; u++) {
       for (let s = pattern.rowStart[u]; s < pattern.rowStart[u + 1]; s++) {
         const w = pattern.col[s];
         const a = this.terms(u, nodes, weights, 0);
         const b = this.terms(w, nodes, weights, a);
+        let same = a === lastA && b === lastB;
+        for (let i = 0; i < a + b && same; i++) same = nodes[i] === lastNodes[i];
+        if (!same) {
+          for (let i = 0; i < a; i++) for (let j = 0; j < b; j++) lastSlots[i * b + j] = H.pattern.slot(nodes[i], nodes[a + j]);
+          lastNodes.set(nodes.subarray(0, a + b));
+          lastA = a;
+          lastB = b;
+        }
         for (let i = 0; i < a; i++) {
-          for (let j = a; j < a + b; j++) {
-            const slot = H.pattern.slot(nodes[i], nodes[j]);
+          for (let j = 0; j < b; j++) {
+            const slot = lastSlots[i * b + j];
             // Blocks between constrained nodes may be missing: nothing is written there (those rows are fixed).
             if (slot < 0) continue;
-            slots.push(slot);
-            products.push(weights[i] * weights[j]);
+            dofSlot[n] = slot;
+            weight[n++] = weights[i] * weights[a + j];
           }
         }
-        start[s + 1] = slots.length;
+        start[s + 1] = n;
       }
     }
     this.start = start;
-    this.dofSlot = Int32Array.from(slots);
-    this.weight = Float64Array.from(products);
+    this.dofSlot = dofSlot;
+    this.weight = weight;
     this.boundId = H.pattern.id;
     this.boundVertexId = pattern.id;
   }

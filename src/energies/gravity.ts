@@ -19,10 +19,15 @@ export class Gravity implements PotentialTerm {
   ) {}
 
   energy(x: Float64Array): number {
+    return this.energyOfNodes(x, 0, x.length / 3);
+  }
+
+  /** The share of nodes first .. first + count - 1 (one body's, for per-body reports). */
+  energyOfNodes(x: Float64Array, first: number, count: number): number {
     const [gx, gy, gz] = this.g;
     const m = this.mass;
     let e = 0;
-    for (let d = 0; d < x.length; d += 3) e -= m[d] * (gx * x[d] + gy * x[d + 1] + gz * x[d + 2]);
+    for (let d = 3 * first; d < 3 * (first + count); d += 3) e -= m[d] * (gx * x[d] + gy * x[d + 1] + gz * x[d + 2]);
     return e;
   }
 

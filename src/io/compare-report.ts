@@ -77,7 +77,7 @@ export function compareReportMarkdown(info: CompareInfo, entries: CompareEntry[]
     const row = [name, fmt(s.h), String(s.steps), fmt(s.wallSeconds, 3), String(s.newtonIterations), fmt(s.energyKept), ratio, fmt(s.angularMomentumKept), runStatus(e)];
     lines.push(`| ${row.map(cell).join(' | ')} |`);
   }
-  lines.push('', 'Each run\'s metrics.csv, energy.svg, frames/ and summary.json are in its folder; energy-components.svg shows kinetic, potential and total energy per run.', '');
+  lines.push('', 'Each run\'s metrics.csv, bodies.csv, energy.svg (and alpha.svg where the integrator has an alpha), frames/ and summary.json are in its folder (`vivace plot <folder> --columns ...` plots other columns); energy-components.svg shows kinetic, potential and total energy per run.', '');
   return lines.join('\n');
 }
 

@@ -2,10 +2,12 @@
  * What a run leaves in its output folder:
  *
  *   metrics.csv    one row per step (StepRecord), streamed in chunks of whole lines while the run goes
+ *   bodies.csv     one row per body on step 0 and every output-frame step (BodyRecord), streamed with metrics.csv
  *   frames/        frame_00000.obj (and/or .vtu, --frames) ...: the surface (or the particles) at the output frame rate,
  *                  each written atomically (frame-files.ts)
  *   frames.pvd     with VTU frames: their ParaView collection with each frame's time
  *   energy.svg     kinetic, potential, total and target energy against time
+ *   alpha.svg      when the integrator reports alpha (A-search, A-1, blending): alpha against time
  *   summary.json   RunSummary plus the effective scene and run options, written last (its presence marks the end)
  *   checkpoint.json  with --checkpoint-every: the run state to go on from (io/checkpoint.ts)
  *
@@ -30,8 +32,12 @@ import { makeDirs, removeCreated } from './output-dir.js';
 import { linePlotSvg } from './plot.js';
 
 export const METRICS_FILE = 'metrics.csv';
+export const BODIES_FILE = 'bodies.csv';
 export const SUMMARY_FILE = 'summary.json';
 export const ENERGY_PLOT_FILE = 'energy.svg';
+export const ALPHA_PLOT_FILE = 'alpha.svg';
+/** The metrics.csv columns energy.svg draws (`target` dashed); `vivace plot` draws them by default. */
+export const ENERGY_PLOT_COLUMNS = ['kinetic', 'potential', 'total', 'target'] as const;
 export const FRAMES_DIR = 'frames';
 export const CHECKPOINT_FILE = 'checkpoint.json';
 
@@ -60,6 +66,9 @@ export const METRICS_COLUMNS = [
   'active_contacts',
 ] as const;
 
+/** The columns of bodies.csv (BodyRecord): energies in J, momenta in kg m/s, angular momenta about the origin. */
+export const BODIES_COLUMNS = ['step', 't', 'body', 'name', 'kind', 'kinetic', 'elastic', 'gravity', 'px', 'py', 'pz', 'lx', 'ly', 'lz'] as const;
+
 /** An output file that could not be written; the message names it, why, and (mid-run) what was kept. */
 export class OutputWriteError extends Error {
   override name = 'OutputWriteError';
@@ -74,7 +83,7 @@ export class OutputWriteError extends Error {
 
 /** Removes the files a run writes (and nothing else) from dir, if they are there. */
 export function clearRunOutputs(dir: string): void {
-  for (const f of [METRICS_FILE, SUMMARY_FILE, ENERGY_PLOT_FILE, CHECKPOINT_FILE, PVD_FILE]) rmSync(join(dir, f), { force: true });
+  for (const f of [METRICS_FILE, BODIES_FILE, SUMMARY_FILE, ENERGY_PLOT_FILE, ALPHA_PLOT_FILE, CHECKPOINT_FILE, PVD_FILE]) rmSync(join(dir, f), { force: true });
   rmSync(join(dir, FRAMES_DIR), { recursive: true, force: true });
 }
 
@@ -92,7 +101,54 @@ export function formatCsvText(s: string | undefined): string {
   return s;
 }
 
-/** Growable column of doubles (the energy series kept for the plot: 40 bytes per step for all five). */
+/** An append-only file of whole lines: a write that fails is cut back to the last whole line, then rethrown. */
+class LineFile {
+  private fd: number | null = null;
+  /** Bytes on disk, all in whole lines. */
+  private bytes = 0;
+  constructor(readonly path: string) {}
+
+  /** Starts the file empty. */
+  create(): void {
+    this.fd = openSync(this.path, 'w');
+    this.bytes = 0;
+  }
+
+  /** Goes on at the end of the file. */
+  reopen(): void {
+    this.fd = openSync(this.path, 'a');
+    this.bytes = fstatSync(this.fd).size;
+  }
+
+  append(text: string): void {
+    if (this.fd === null) return;
+    const bytes = Buffer.from(text, 'utf8');
+    try {
+      // writeSync may write only part (a disk filling up): go on until all is written or it fails.
+      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done);
+    } catch (err) {
+      try {
+        ftruncateSync(this.fd, this.bytes);
+      } catch {
+        // The cut is best effort; the caller's error names the file either way.
+      }
+      throw err;
+    }
+    this.bytes += bytes.length;
+  }
+
+  /** Never throws: closing a file that failed to write can fail again, and there is nothing more to do. */
+  close(): void {
+    try {
+      if (this.fd !== null) closeSync(this.fd);
+    } catch {
+      // See above.
+    }
+    this.fd = null;
+  }
+}
+
+/** Growable column of doubles (the series kept for the plots: 48 bytes per step for all six). */
 class Column {
   private data = new Float64Array(1024);
   length = 0;
@@ -115,6 +171,8 @@ export interface EnergySeries {
   potential: Float64Array;
   total: Float64Array;
   target: Float64Array;
+  /** NaN where the integrator has none. */
+  alpha: Float64Array;
 }
 
 export interface RunOutputOptions {
@@ -133,8 +191,11 @@ export interface RunOutputOptions {
 export interface RunOutputPaths {
   dir: string;
   metrics: string;
+  bodies: string;
   summary: string;
   plot: string;
+  /** alpha.svg, written only when the run has an alpha. */
+  alphaPlot: string;
   frames: string;
   /** The ParaView collection of the VTU frames; null without VTU frames. */
   pvd: string | null;
@@ -147,18 +208,19 @@ export class RunOutput {
   readonly paths: RunOutputPaths;
   /** Hand this to simulate(). */
   readonly observer: RunObserver;
-  private fd: number | null = null;
-  /** Bytes of metrics.csv on disk, all in whole lines: where a failed write is cut back to. */
-  private metricsBytes = 0;
+  private readonly metricsFile: LineFile;
+  private readonly bodiesFile: LineFile;
   private rowsOnDisk = 0;
   private opened = false;
   private buffer: string[] = [];
+  /** bodies.csv's rows not written yet (flushed with metrics.csv's). */
+  private bodiesBuffer: string[] = [];
   private buffered = 0;
   private lastFlush = 0;
   private termNames: string[] = [];
   private rowCount = 0;
   private frameCount = 0;
-  private readonly cols = { t: new Column(), kinetic: new Column(), potential: new Column(), total: new Column(), target: new Column() };
+  private readonly cols = { t: new Column(), kinetic: new Column(), potential: new Column(), total: new Column(), target: new Column(), alpha: new Column() };
   private readonly frameFiles: FrameFiles;
 
   constructor(
@@ -171,12 +233,16 @@ export class RunOutput {
     this.paths = {
       dir: this.dir,
       metrics: join(this.dir, METRICS_FILE),
+      bodies: join(this.dir, BODIES_FILE),
       summary: join(this.dir, SUMMARY_FILE),
       plot: join(this.dir, ENERGY_PLOT_FILE),
+      alphaPlot: join(this.dir, ALPHA_PLOT_FILE),
       frames: join(this.dir, FRAMES_DIR),
       pvd: null,
       checkpoint: join(this.dir, CHECKPOINT_FILE),
     };
+    this.metricsFile = new LineFile(this.paths.metrics);
+    this.bodiesFile = new LineFile(this.paths.bodies);
     this.frameFiles = new FrameFiles(model, options.frames ?? DEFAULT_FRAME_FORMAT, this.paths.frames, this.dir, FRAMES_DIR);
     this.paths.pvd = this.frameFiles.pvdPath;
     this.observer = {
@@ -201,7 +267,7 @@ export class RunOutput {
   /** The energies recorded so far (views, valid until the next step). */
   energySeries(): EnergySeries {
     const c = this.cols;
-    return { t: c.t.view(), kinetic: c.kinetic.view(), potential: c.potential.view(), total: c.total.view(), target: c.target.view() };
+    return { t: c.t.view(), kinetic: c.kinetic.view(), potential: c.potential.view(), total: c.total.view(), target: c.target.view(), alpha: c.alpha.view() };
   }
 
   /** Creates the folder, clears earlier outputs and starts metrics.csv. Called by the first record. */
@@ -212,9 +278,11 @@ export class RunOutput {
       clearRunOutputs(this.dir);
       mkdirSync(this.paths.frames);
       this.termNames = firstRecord ? [...firstRecord.potentials.keys()] : uniqueTermNames(this.model);
-      this.fd = openSync(this.paths.metrics, 'w');
+      this.metricsFile.create();
       const header = [...METRICS_COLUMNS, ...this.termNames, 'warning'].join(',');
       this.writeMetrics(`${header}\n`);
+      this.bodiesFile.create();
+      this.writeBodies(`${BODIES_COLUMNS.join(',')}\n`);
     } catch (err) {
       // Nothing is kept from a start that failed (a full disk): the run is refused as if it had not begun.
       this.closeQuietly();
@@ -232,19 +300,20 @@ export class RunOutput {
 
   /** Appends text to metrics.csv; on failure, cuts the file back to its last whole row and throws OutputWriteError. */
   private writeMetrics(text: string): void {
-    const bytes = Buffer.from(text, 'utf8');
     try {
-      // writeSync may write only part (a disk filling up): go on until all is written or it fails.
-      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd!, bytes, done, bytes.length - done);
+      this.metricsFile.append(text);
     } catch (err) {
-      try {
-        ftruncateSync(this.fd!, this.metricsBytes);
-      } catch {
-        // The cut is best effort; the error below names the file either way.
-      }
       throw new OutputWriteError(this.paths.metrics, err, this.opened ? this.keptText() : '');
     }
-    this.metricsBytes += bytes.length;
+  }
+
+  /** The same for bodies.csv. */
+  private writeBodies(text: string): void {
+    try {
+      this.bodiesFile.append(text);
+    } catch (err) {
+      throw new OutputWriteError(this.paths.bodies, err, this.opened ? this.keptText() : '');
+    }
   }
 
   /**
@@ -264,8 +333,8 @@ export class RunOutput {
     const kept: string[] = [];
     for (let i = 1; i < lines.length && kept.length <= step; i++) {
       if (lines[i] === '') continue;
-      // The first six columns are numbers (step, t, kinetic, potential, total, target): a plain split is exact.
-      const f = lines[i].split(',', 6).map((x) => (x === '' ? NaN : Number(x)));
+      // The first seven columns are numbers (step, t, kinetic, potential, total, target, alpha): a plain split is exact.
+      const f = lines[i].split(',', 7).map((x) => (x === '' ? NaN : Number(x)));
       if (f[0] !== kept.length) throw new Error(`${metrics}: line ${i + 1} is step ${f[0]}, expected step ${kept.length}`);
       kept.push(lines[i]);
       this.cols.t.push(f[1]);
@@ -273,18 +342,34 @@ export class RunOutput {
       this.cols.potential.push(f[3]);
       this.cols.total.push(f[4]);
       this.cols.target.push(f[5]);
+      this.cols.alpha.push(f[6]);
     }
     if (kept.length !== step + 1) throw new Error(`${metrics}: has steps 0 to ${kept.length - 1}, the checkpoint is after step ${step}`);
     this.rowCount = kept.length;
     writeFileAtomic(metrics, `${lines[0]}\n${kept.map((l) => `${l}\n`).join('')}`);
     mkdirSync(this.paths.frames, { recursive: true });
     this.frameCount = this.frameFiles.keepUpTo(lastFrame, frameInterval(this.runOptions) * this.runOptions.h);
-    for (const f of [SUMMARY_FILE, ENERGY_PLOT_FILE]) rmSync(join(this.dir, f), { force: true });
-    this.fd = openSync(metrics, 'a');
-    this.metricsBytes = fstatSync(this.fd).size;
+    for (const f of [SUMMARY_FILE, ENERGY_PLOT_FILE, ALPHA_PLOT_FILE]) rmSync(join(this.dir, f), { force: true });
+    this.metricsFile.reopen();
+    this.keepBodiesUpTo(step);
+    this.bodiesFile.reopen();
     this.rowsOnDisk = this.rowCount;
     this.lastFlush = performance.now();
     this.opened = true;
+  }
+
+  /** bodies.csv of a resumed run: its rows up to `step` (the header alone when a run of an older version left none). */
+  private keepBodiesUpTo(step: number): void {
+    const file = this.paths.bodies;
+    const header = BODIES_COLUMNS.join(',');
+    if (!existsSync(file)) {
+      writeFileAtomic(file, `${header}\n`);
+      return;
+    }
+    const lines = readFileSync(file, 'utf8').split('\n');
+    if (lines[0] !== header) throw new Error(`${file}: the header is not the one this version writes (${header})`);
+    const kept = lines.slice(1).filter((l) => l !== '' && Number(l.slice(0, l.indexOf(','))) <= step);
+    writeFileAtomic(file, `${header}\n${kept.map((l) => `${l}\n`).join('')}`);
   }
 
   private step(r: StepRecord): void {
@@ -321,12 +406,19 @@ export class RunOutput {
     const line = `${fields.join(',')}\n`;
     this.buffer.push(line);
     this.buffered += line.length;
+    for (const b of r.bodies ?? []) {
+      const row = [String(r.step), n(r.t), String(b.body), formatCsvText(b.name), b.kind, n(b.kinetic), n(b.elastic), n(b.gravity), ...b.momentum.map(n), ...b.angularMomentum.map(n)];
+      const text = `${row.join(',')}\n`;
+      this.bodiesBuffer.push(text);
+      this.buffered += text.length;
+    }
     this.rowCount++;
     this.cols.t.push(r.t);
     this.cols.kinetic.push(r.kinetic);
     this.cols.potential.push(r.potential);
     this.cols.total.push(r.total);
     this.cols.target.push(r.target);
+    this.cols.alpha.push(r.alpha);
     // simulate() is synchronous, so an async stream would only drain at the end: write whole lines synchronously.
     if (this.buffered >= (this.options.flushBytes ?? 65536) || performance.now() - this.lastFlush >= (this.options.flushIntervalMs ?? 1000)) this.flush();
   }
@@ -349,13 +441,16 @@ export class RunOutput {
 
   /** Writes the buffered rows to metrics.csv. */
   flush(): void {
-    if (this.fd === null || this.buffer.length === 0) return;
+    if (!this.opened || this.buffer.length === 0) return;
     const rows = this.buffer.length;
     const text = this.buffer.join('');
+    const bodies = this.bodiesBuffer.join('');
     this.buffer = [];
+    this.bodiesBuffer = [];
     this.buffered = 0;
     this.writeMetrics(text);
     this.rowsOnDisk += rows;
+    this.writeBodies(bodies);
     this.lastFlush = performance.now();
   }
 
@@ -382,32 +477,53 @@ export class RunOutput {
   }
 
   private closeQuietly(): void {
-    try {
-      if (this.fd !== null) closeSync(this.fd);
-    } catch {
-      // Closing a file that failed to write can fail again; nothing more to do.
-    }
-    this.fd = null;
+    this.metricsFile.close();
+    this.bodiesFile.close();
   }
 
   /**
-   * Ends the run: flushes metrics.csv, writes energy.svg, then summary.json (RunSummary, `stopped` always present,
-   * the effective scene and options). A failed plot is recorded in the summary rather than thrown.
+   * Ends the run: flushes metrics.csv, writes energy.svg (and alpha.svg when the integrator has an alpha), then
+   * summary.json (RunSummary, `stopped` always present, the effective scene and options). A failed plot is recorded
+   * in the summary rather than thrown.
    */
   async finish(summary: RunSummary): Promise<RunOutputPaths> {
     if (!this.opened) this.open();
     this.close();
-    let plotError: string | undefined;
-    try {
-      const svg = await this.plot(summary);
-      writeFileAtomic(this.paths.plot, svg);
-    } catch (err) {
-      plotError = (err as Error).message;
-    }
+    const plotErrors: string[] = [];
+    const writePlot = async (path: string, svg: () => Promise<string>): Promise<boolean> => {
+      try {
+        writeFileAtomic(path, await svg());
+        return true;
+      } catch (err) {
+        plotErrors.push((err as Error).message);
+        return false;
+      }
+    };
+    const s = this.energySeries();
+    const titles = this.plotTitles(summary);
+    const energyPlot = await writePlot(this.paths.plot, () =>
+      linePlotSvg(
+        ENERGY_PLOT_COLUMNS.map((name) => ({ name, t: s.t, y: s[name] })),
+        { ...titles, dashed: ['target'] },
+      ),
+    );
+    const alphaPlot = s.alpha.some(Number.isFinite) && (await writePlot(this.paths.alphaPlot, () => linePlotSvg([{ name: 'alpha', t: s.t, y: s.alpha }], { ...titles, yTitle: 'alpha' })));
+    const plotError = plotErrors.length > 0 ? plotErrors.join('; ') : undefined;
     const doc = {
       ...summary,
       stopped: summary.stopped ?? null,
-      outputs: { metrics: METRICS_FILE, rows: this.rowCount, frames: FRAMES_DIR, frameCount: this.frameCount, frameFormat: this.frameFiles.format, pvd: this.paths.pvd ? PVD_FILE : null, plot: plotError ? null : ENERGY_PLOT_FILE, plotError },
+      outputs: {
+        metrics: METRICS_FILE,
+        bodies: BODIES_FILE,
+        rows: this.rowCount,
+        frames: FRAMES_DIR,
+        frameCount: this.frameCount,
+        frameFormat: this.frameFiles.format,
+        pvd: this.paths.pvd ? PVD_FILE : null,
+        plot: energyPlot ? ENERGY_PLOT_FILE : null,
+        alphaPlot: alphaPlot ? ALPHA_PLOT_FILE : null,
+        plotError,
+      },
       source: this.options.source ?? null,
       options: this.runOptions,
       effectiveScene: this.options.scene ?? null,
@@ -420,18 +536,9 @@ export class RunOutput {
     return this.paths;
   }
 
-  private plot(summary: RunSummary): Promise<string> {
-    const s = this.energySeries();
+  private plotTitles(summary: RunSummary): { title: string; subtitle: string } {
     const status = summary.stopped ? `stopped: ${summary.stopped}` : `${summary.steps} steps`;
-    return linePlotSvg(
-      [
-        { name: 'kinetic', t: s.t, y: s.kinetic },
-        { name: 'potential', t: s.t, y: s.potential },
-        { name: 'total', t: s.t, y: s.total },
-        { name: 'target', t: s.t, y: s.target },
-      ],
-      { title: `${summary.scene}: ${summary.integrator}`, subtitle: `h = ${formatCsvNumber(summary.h)} s, ${truncate(status, 120)}`, dashed: ['target'] },
-    );
+    return { title: `${summary.scene}: ${summary.integrator}`, subtitle: `h = ${formatCsvNumber(summary.h)} s, ${truncate(status, 120)}` };
   }
 }
 

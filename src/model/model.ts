@@ -30,9 +30,25 @@ export interface ConstraintMotion {
   positions(t: number, initial: Float64Array, out: Float64Array): void;
 }
 
+/**
+ * What a body is made of, as bodies.csv reports it: tets (FEM), a thin shell, particles (with their springs), a chain
+ * of bar segments, or an affine body (12 DOFs).
+ */
+export type BodyKind = 'tets' | 'shell' | 'particles' | 'chain' | 'affine';
+
 /** A body's mesh inside the model (node ids are global). */
 export interface BodyInfo {
   readonly name: string;
+  readonly kind: BodyKind;
+  /** Its DOF nodes are firstNode .. firstNode + nodeCount - 1 (an affine body: its 4 nodes p, c_1, c_2, c_3). */
+  readonly firstNode: number;
+  readonly nodeCount: number;
+  /**
+   * Its internal energy terms, whose sum is the body's elastic energy in bodies.csv: its tets, bar segments, shell
+   * membrane and bending, springs; for an affine body its share of the orthogonality potential (a term of its own,
+   * for reports: the model's orthogonality term covers all affine bodies at once).
+   */
+  readonly terms: readonly PotentialTerm[];
   /** Tets over nodes (empty for particles and affine bodies). */
   readonly tets: Uint32Array;
   /** Outward boundary triangles (global vertex ids, see vertexMap): the surface written to frames/. */

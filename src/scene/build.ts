@@ -40,7 +40,7 @@ const noFiles: MeshResolver = (body, index) => {
 
 /** One body after meshing, transform and initial conditions, before it is merged into the model. */
 interface BuiltBody {
-  info: Omit<BodyInfo, 'tets' | 'surface'> & { tets: Uint32Array; surface: Uint32Array };
+  info: { name: string; tets: Uint32Array; surface: Uint32Array };
   rest: Float64Array;
   x0: Float64Array;
   v0: Float64Array;
@@ -48,8 +48,8 @@ interface BuiltBody {
   springs: { kind: 'hookean' | 'squared-length'; pairs: Uint32Array; stiffness: Float64Array; rest: Float64Array }[];
   /** A chain's bar segments (node pairs, cross-section areas, rest lengths). */
   segments?: { pairs: Uint32Array; area: Float64Array; rest: Float64Array };
-  /** A thin shell's triangles (body-local node ids) and its thickness and bending modulus. */
-  shell?: { triangles: Uint32Array; thickness: number; bendingModulus: number };
+  /** A thin shell's triangles (body-local node ids), its thickness and bending modulus, and its contact offset (m). */
+  shell?: { triangles: Uint32Array; thickness: number; bendingModulus: number; contactOffset: number };
   fixed: Uint8Array; // per node
   moving: { nodes: number[]; velocity: Vec3 }[];
   material?: Scene['bodies'][number]['material'];
@@ -98,7 +98,8 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
       columns.push(node + 1, node + 2, node + 3);
       stiffnessVolume.push(a.stiffness * a.volume);
       const surface = shift(a.triangles, mapped.firstVertex[nextAffine++]);
-      bodies.push({ name: b.info.name, tets: new Uint32Array(0), surface, affineNode: node });
+      const orthogonality = new OrthogonalityPotential(Uint32Array.of(node + 1, node + 2, node + 3), Float64Array.of(a.stiffness * a.volume));
+      bodies.push({ name: b.info.name, kind: 'affine', firstNode: node, nodeCount: 4, terms: [orthogonality], tets: new Uint32Array(0), surface, affineNode: node });
       surfaces.push(surface);
       return;
     }
@@ -113,6 +114,7 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
     }
     const tets = shift(b.info.tets, offset);
     const surface = shift(b.info.surface, offset);
+    const termsBefore = terms.length;
     if (tets.length > 0 || b.segments) {
       if (!b.material) throw new SceneError(`bodies[${bi}].material: required for a '${defs[bi].mesh.type}' mesh`);
       const material = makeMaterial(b.material.model, b.material.youngsModulus, b.material.poissonRatio);
@@ -130,7 +132,8 @@ export function buildModel(scene: Scene, resolveMesh: MeshResolver = noFiles): M
       for (const node of nodes) for (let a = 0; a < 3; a++) constrained[3 * node + a] = 1;
       motions.push(constantVelocity(nodes, m.velocity));
     }
-    bodies.push({ name: b.info.name, tets, surface });
+    const kind = b.shell ? 'shell' : b.segments ? 'chain' : tets.length > 0 ? 'tets' : 'particles';
+    bodies.push({ name: b.info.name, kind, firstNode: offset, nodeCount: n, terms: terms.slice(termsBefore), tets, surface });
     surfaces.push(surface);
     offset += n;
   });
@@ -295,6 +298,7 @@ function buildContact(
       kind: isParticles ? 'particles' : def.mesh.type === 'shell' ? 'shell' : 'body',
       friction: def.friction ?? settings.friction,
       selfContact: def.selfContact ?? settings.selfContact,
+      contactOffset: b.shell?.contactOffset ?? 0,
       triangles: bodies[bi].surface,
       points: isParticles ? Uint32Array.from({ length: n }, (_, i) => offset + i) : undefined,
     });
@@ -379,7 +383,12 @@ function buildBody(def: BodyDef, index: number, resolveMesh: MeshResolver): Buil
     const density = mesh.areaDensity ?? (def.material ? def.material.density * mesh.thickness : undefined);
     if (density === undefined) throw new SceneError(`${where}.material: required for a 'shell' mesh`);
     lumpedShellMass(positions, shellTriangles, density, mass);
-    shell = { triangles: shellTriangles, thickness: mesh.thickness, bendingModulus: mesh.bendingModulus ?? def.material?.youngsModulus ?? 0 };
+    shell = {
+      triangles: shellTriangles,
+      thickness: mesh.thickness,
+      bendingModulus: mesh.bendingModulus ?? def.material?.youngsModulus ?? 0,
+      contactOffset: mesh.contactOffset === 'thickness' ? mesh.thickness / 2 : mesh.contactOffset,
+    };
   }
   if (mesh.type === 'chain') {
     if (!def.material) throw new SceneError(`${where}.material: required for a 'chain' mesh`);

@@ -207,6 +207,12 @@ export const meshSchema = byType([
       .nonnegative()
       .optional()
       .describe("bending Young's modulus E_b (Pa) of the discrete-shells hinges, D = E_b t^3 / (12 (1 - nu^2)); default material.youngsModulus; 0 = a membrane without bending"),
+    contactOffset: z
+      .union([z.number().nonnegative(), z.literal('thickness')], { error: "expected a number >= 0 (m) or 'thickness'" })
+      .default(0)
+      .describe(
+        "Codim-IPC contact offset xi of the shell's primitives (m): a pair keeps its two primitives' offsets summed apart (the barrier acts on d - xi; solids and planes have 0), so two layers of the shell stay 2 xi apart and a solid xi from its mid-surface; 'thickness' = thickness / 2 (the shell's faces collide); 0 (default) = the mid-surfaces collide",
+      ),
   }),
 ]);
 

@@ -20,7 +20,7 @@ export const WORK_LIMITS = {
   steps: 1_000_000,
   /** Estimated peak memory. */
   memoryBytes: 8 * GiB,
-  /** Estimated size of metrics.csv and frames/ together. */
+  /** Estimated size of metrics.csv, bodies.csv and frames/ together. */
   outputBytes: 10 * GiB,
   /**
    * Bodies after `repeat`: each body costs about 1 ms to set up (measured: 27,000 boxes of one cell built in 26 s),
@@ -40,8 +40,8 @@ export type WorkLimits = { [K in keyof typeof WORK_LIMITS]: number };
  */
 const MEMORY_MODEL = { baseBytes: 150 * MiB, perNode: 600, perTet: 450, factorPerDof43: 270, perStep: 40 };
 
-/** Output model: a metrics.csv row of ~25 columns, and OBJ frame lines (`v x y z`, `f a b c`). */
-const OUTPUT_MODEL = { metricsRowBytes: 300, frameVertexBytes: 45, frameTriangleBytes: 15 };
+/** Output model: a metrics.csv row of ~25 columns, a bodies.csv row per body and frame, and OBJ frame lines (`v x y z`, `f a b c`). */
+const OUTPUT_MODEL = { metricsRowBytes: 300, bodiesRowBytes: 180, frameVertexBytes: 45, frameTriangleBytes: 15 };
 
 export interface MeshSize {
   nodes: number;
@@ -62,7 +62,7 @@ export interface WorkEstimate {
   bodies: number;
   /** Estimated peak memory of the run (bytes). */
   memoryBytes: number;
-  /** Estimated size of metrics.csv and the frames of all runs (bytes). */
+  /** Estimated size of metrics.csv, bodies.csv and the frames of all runs (bytes). */
   outputBytes: number;
 }
 
@@ -91,6 +91,7 @@ function bodySize(body: BodyDef, index: number, meshSize: MeshSizer): { nodes: n
     const nodes = (a + 1) * (b + 1) * (c + 1);
     return { nodes, tets: mesh.tetsPerCell * a * b * c, drawnNodes: nodes - Math.max(0, (a - 1) * (b - 1) * (c - 1)), triangles: 4 * (a * b + b * c + c * a) };
   }
+  if (mesh.type === 'chain') return { nodes: mesh.cells + 1, tets: 0, drawnNodes: mesh.cells + 1, triangles: 0 };
   if (mesh.type === 'torus') {
     const n = mesh.segments * mesh.sides;
     return { nodes: n, tets: 0, drawnNodes: n, triangles: 2 * n };
@@ -146,7 +147,7 @@ export function estimateWork(scene: Scene, meshSize: MeshSizer, runs = 1, surfac
   const memoryBytes = m.baseBytes + m.perNode * nodes + m.perTet * tets + factorBytes + m.perStep * steps;
   const o = OUTPUT_MODEL;
   const frameBytes = o.frameVertexBytes * drawnNodes + o.frameTriangleBytes * triangles;
-  const outputBytes = runs * ((steps + 1) * o.metricsRowBytes + frames * frameBytes);
+  const outputBytes = runs * ((steps + 1) * o.metricsRowBytes + frames * (frameBytes + bodies * o.bodiesRowBytes));
   return { steps, frames, nodes, tets, bodies, memoryBytes, outputBytes };
 }
 

@@ -1,3 +1,5 @@
+import type { BodyKind } from '../model/model.js';
+
 /**
  * What one simulation step reports: one row of metrics.csv. Step 0 is the initial state at t = 0.
  * Potential terms are listed by name in `potentials` (elastic, gravity, spring, ...), one column each.
@@ -33,6 +35,26 @@ export interface StepRecord {
   activeContacts: number;
   /** Set when the step's positions are not guaranteed valid (implicit midpoint's x = 2z - x_n inverted, say). */
   warning?: string;
+  /** Per-body energies and momenta (the rows of bodies.csv): on step 0 and output-frame steps only. */
+  bodies?: BodyRecord[];
+}
+
+/**
+ * One body's energies and momenta at one step: one row of bodies.csv. Over all bodies kinetic, gravity and the
+ * momenta sum to the model's (obstacle nodes have no mass) and elastic to its potential less gravity and contact.
+ */
+export interface BodyRecord {
+  /** Index in the model's bodies (scene order, repeats expanded). */
+  body: number;
+  name: string;
+  kind: BodyKind;
+  kinetic: number;
+  /** Internal energy: elasticity of tets, segments, springs; membrane + bending of a shell; an affine body's orthogonality potential. */
+  elastic: number;
+  gravity: number;
+  momentum: [number, number, number];
+  /** About the origin. */
+  angularMomentum: [number, number, number];
 }
 
 /** What a whole run reports at the end (summary.json). */
@@ -71,4 +93,6 @@ export interface RunSummary {
   peakMemoryMiB: number;
   /** Time split, seconds: assembly, linear solve, line search, other; with contact also the contact parts (included in those). */
   timing: Record<string, number>;
+  /** Per-body energies and momenta at the last step (the state of finalEnergy). */
+  bodies: BodyRecord[];
 }

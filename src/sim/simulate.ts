@@ -8,6 +8,7 @@ import { createLinearSolver, type LinearSolverName } from '../math/linear-solver
 import { countInvertedTets } from '../mesh/tet-mesh.js';
 import { DEFAULT_THREADS, threadPoolFor } from '../solver/threads.js';
 import { contactPositions, type Model } from '../model/model.js';
+import { bodyRecords } from './body-records.js';
 import type { RunSummary, StepRecord } from './records.js';
 
 export interface SolverOptions {
@@ -253,6 +254,10 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
     if (!Number.isFinite(current.total)) throw new Error(`the initial state has a non-finite energy: ${nonFiniteParts(current)}`);
   }
   current.target = target.value;
+  current.bodies = bodyRecords(model, state.x, state.v);
+  // The state of `last` (the summary's per-body values): a failed or refused step leaves `state` past it.
+  const lastX = new Float64Array(state.x);
+  const lastV = new Float64Array(state.v);
   if (!resume) {
     observer.check?.(0, state.x);
     observer.step?.(current);
@@ -380,6 +385,8 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
       maxEnergy = Math.max(maxEnergy, rec.total);
       minEnergy = Math.min(minEnergy, rec.total);
       last = rec;
+      lastX.set(state.x);
+      lastV.set(state.v);
       stopped = `step ${step} (t = ${rec.t.toFixed(6)} s): unstable: the total energy grew to ${rec.total.toExponential(3)} J from ${initial.total.toExponential(3)} J`;
       break;
     }
@@ -395,9 +402,12 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
     }
     minEnergy = Math.min(minEnergy, rec.total);
     maxEnergy = Math.max(maxEnergy, rec.total);
+    if (isFrame) rec.bodies = bodyRecords(model, state.x, state.v);
     observer.step?.(rec);
     if (isFrame) observer.frame?.(step / frameEvery, rec.t, state.x, state.v);
     last = rec;
+    lastX.set(state.x);
+    lastV.set(state.v);
     if (checkpointEvery > 0 && observer.checkpoint && (step % checkpointEvery === 0 || step === steps)) checkpoint(step);
     if ((yield step) && step < steps) stopped = INTERRUPTED;
   }
@@ -433,6 +443,7 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
     stopped,
     peakMemoryMiB: peakMemoryMiB(),
     timing,
+    bodies: last.bodies ?? bodyRecords(model, lastX, lastV),
   };
   return { summary, state };
 }

@@ -3,7 +3,7 @@
  * edge b), a < b; one constant, the mollifier threshold eps_x from the rest positions (barrier.ts): the barrier of
  * nearly parallel edges is multiplied by the mollifier m, which goes to 0 with |ea x eb|^2.
  */
-import { barrier, edgeEdgeMollifier, edgeEdgeMollifierThreshold } from '../barrier.js';
+import { offsetBarrier, edgeEdgeMollifier, edgeEdgeMollifierThreshold } from '../barrier.js';
 import { edgeEdgeCcd } from '../ccd.js';
 import { segmentSegmentDistanceSq } from '../ccd-distance.js';
 import { describeEdge, describeGroup } from '../collision-mesh.js';
@@ -26,25 +26,28 @@ const restStencil = new Float64Array(12);
 
 function energy(list: PairList, k: number, x: Float64Array, c: PairScratch): number {
   const d2 = distance2(list, k, x, c);
-  return d2 >= c.dhat2 ? 0 : edgeEdgeMollifier(c.xs, list.constants[k]) * barrier(d2, c.dhat2);
+  const xi = list.offsets[k];
+  return d2 >= c.reach2(xi) ? 0 : edgeEdgeMollifier(c.xs, list.constants[k]) * offsetBarrier(d2, xi, c.dhat2);
 }
 
 function gradient(list: PairList, k: number, x: Float64Array, s: number, c: PairScratch): boolean {
   const d2 = distance2(list, k, x, c);
-  if (d2 >= c.dhat2) return false;
+  const xi = list.offsets[k];
+  if (d2 >= c.reach2(xi)) return false;
   const m = edgeEdgeMollifier(c.xs, list.constants[k], c.mg, null);
   edgeEdgeDistance2(c.xs, c.type as EdgeEdgeDistanceType, c.dg, null);
-  distanceBarrierGradient(c, 4, d2, m, m < 1, s);
+  distanceBarrierGradient(c, 4, d2, xi, m, m < 1, s);
   return true;
 }
 
 function hessian(list: PairList, k: number, x: Float64Array, s: number, c: PairScratch, model: PairHessian): boolean {
   const d2 = distance2(list, k, x, c);
-  if (d2 >= c.dhat2) return false;
+  const xi = list.offsets[k];
+  if (d2 >= c.reach2(xi)) return false;
   const exact = model !== 'gauss-newton'; // the Gauss-Newton matrix needs neither hess(d^2) nor m's derivatives
   const m = edgeEdgeMollifier(c.xs, list.constants[k], exact ? c.mg : null, exact ? c.mh : null);
   edgeEdgeDistance2(c.xs, c.type as EdgeEdgeDistanceType, c.dg, exact ? c.dh : null);
-  distanceBarrierHessian(c, 4, d2, m, m < 1, s, model);
+  distanceBarrierHessian(c, 4, d2, xi, m, m < 1, s, model);
   return true;
 }
 
@@ -87,6 +90,6 @@ export const edgeEdge: SurfacePairKind = {
   describe: (mesh, list, k) => [describeEdge(mesh, list.primitives[2 * k]), describeEdge(mesh, list.primitives[2 * k + 1])],
   explainBlocked(mesh, list, k, x) {
     const [a, b, c, d] = list.nodes.subarray(4 * k, 4 * k + 4);
-    return `the edge on nodes ${a}, ${b} of ${describeGroup(mesh, a)} and the edge on nodes ${c}, ${d} of ${describeGroup(mesh, c)} are in contact ${atDistance(segmentSegmentDistanceSq(x, a, b, c, d))}`;
+    return `the edge on nodes ${a}, ${b} of ${describeGroup(mesh, a)} and the edge on nodes ${c}, ${d} of ${describeGroup(mesh, c)} are in contact ${atDistance(segmentSegmentDistanceSq(x, a, b, c, d), list.offsets[k])}`;
   },
 };

@@ -17,9 +17,12 @@
  *
  * What the kinds that thin shells and codimensional points need would add: vertex-vertex and vertex-edge pairs
  * (free particles, rods) are surface kinds found by the broad phase (which would list vertex-vertex and
- * vertex-edge box pairs); shells' two-sided triangles need no new kind (the distances are unsigned); a thickness
- * offset (Codim-IPC) would be a per-pair constant that the barrier arithmetic (distance-pair.ts) subtracts from d
- * and the CCD keeps as its minimum separation.
+ * vertex-edge box pairs); shells' two-sided triangles need no new kind (the distances are unsigned).
+ *
+ * Contact offsets (Codim-IPC thickness): every pair has an offset xi (PairList.offsets, the sum of its two
+ * primitives' groups' offsets; 0 for solids and planes). A kind's kernels put the barrier on d - xi (barrier.ts's
+ * offsetBarrier), count a pair live below (dhat + xi)^2 (PairScratch.reach2), and its maxStep keeps d above xi
+ * (the CCD's minimum separation). With xi = 0 every one of these is the plain formula, to the last bit.
  */
 import type { BsrMatrix } from '../../math/bsr.js';
 import type { SpatialHashBroadPhase } from '../broad-phase.js';
@@ -44,7 +47,9 @@ export interface ActiveContact {
   /** Squared distance and the distance type used (distance.ts), -1 for planes. */
   d2: number;
   type: number;
-  /** Normal force magnitude -dB/dd = -kappa/dhat^2 * m b'(d^2) * 2d. */
+  /** The pair's contact offset xi (m): the barrier acts on d - xi (0 for most pairs). */
+  offset: number;
+  /** Normal force magnitude -dB/dd = -kappa/dhat^2 * m f'(d^2) * 2d (f the offset barrier, b itself for xi = 0). */
   normalForce: number;
 }
 
@@ -71,6 +76,13 @@ export class PairScratch {
   setDhat(dhat: number): void {
     this.dhat = dhat;
     this.dhat2 = dhat * dhat;
+  }
+
+  /** Squared distance at and beyond which a pair with offset xi is inactive: (dhat + xi)^2 (dhat2 for xi = 0). */
+  reach2(xi: number): number {
+    if (xi === 0) return this.dhat2;
+    const r = this.dhat + xi;
+    return r * r;
   }
 }
 

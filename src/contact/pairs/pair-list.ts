@@ -1,4 +1,5 @@
 import type { BsrPattern } from '../../math/bsr.js';
+import type { CollisionMesh } from '../collision-mesh.js';
 import type { PairKind } from './pair-kind.js';
 import { stencilSlots } from './stencil.js';
 
@@ -9,6 +10,7 @@ import { stencilSlots } from './stencil.js';
  *     edge or plane index), for messages,
  *   - the kind's per-pair constants: constants[c k .. c k + c), c = kind.constantCount (the edge-edge mollifier
  *     threshold, a plane's normal and offset),
+ *   - its contact offset xi: offsets[k] (m; Codim-IPC thickness, 0 unless a group has one; see fillOffsets),
  * and the bookkeeping of a candidate set (candidate-set.ts): whether its Hessian blocks are in the bound pattern,
  * its distance when found, how much closer it may be now, and which pairs are live (possibly closer than dhat).
  * The Hessian loop keeps each pair's pattern slots once it has looked them up (slotsOf), until the pattern or the
@@ -20,6 +22,7 @@ export class PairList<K extends PairKind = PairKind> {
   nodes = new Int32Array(0);
   primitives = new Int32Array(0);
   constants = new Float64Array(0);
+  offsets = new Float64Array(0);
   covered = new Uint8Array(0);
   distanceRef = new Float64Array(0);
   slack = new Float64Array(0);
@@ -67,6 +70,7 @@ export class PairList<K extends PairKind = PairKind> {
     this.nodes = new Int32Array(this.kind.size * n);
     this.primitives = new Int32Array(2 * n);
     this.constants = new Float64Array(this.kind.constantCount * n);
+    this.offsets = new Float64Array(n);
     this.covered = new Uint8Array(n);
     this.distanceRef = new Float64Array(n);
     this.slack = new Float64Array(n);
@@ -86,6 +90,22 @@ export class PairList<K extends PairKind = PairKind> {
     this.nodes.set(from.nodes.subarray(size * k, size * k + size));
     this.primitives.set(from.primitives.subarray(2 * k, 2 * k + 2));
     this.constants.set(from.constants.subarray(constantCount * k, constantCount * k + constantCount));
+    this.offsets[0] = from.offsets[k];
     this.count = 1;
+  }
+
+  /**
+   * Sets each pair's contact offset after a collect: the first primitive's group offset plus the second's (an
+   * obstacle kind's second primitive, a plane, has none). Without offsets in the mesh the zeros stay (nothing to do).
+   */
+  fillOffsets(mesh: CollisionMesh): void {
+    const node = mesh.offsetOfNode;
+    if (!node) return;
+    const { size, split } = this.kind;
+    const { nodes, offsets } = this;
+    for (let k = 0; k < this.count; k++) {
+      const o = size * k;
+      offsets[k] = node[nodes[o]] + (split < size ? node[nodes[o + split]] : 0);
+    }
   }
 }

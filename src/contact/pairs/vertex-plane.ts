@@ -6,6 +6,9 @@
  * The barrier b(d^2) has the rank-one Hessian (4 d^2 b'' + 2 b') n n^T: exact along n, so the Gauss-Newton and
  * projected matrices are the same (its one eigenvalue clamped at 0). The step filter is closed-form: a vertex
  * moving toward the plane keeps at least a tenth of its gap.
+ *
+ * A vertex with a contact offset xi (a shell's, PairList.offsets) has the barrier on its gap g = d - xi instead of d:
+ * since g is linear in x like d, every formula above holds with g for d (and xi = 0 gives g = d exactly).
  */
 import { barrier, barrierFirstDerivative, barrierSecondDerivative } from '../barrier.js';
 import { describeVertex, pairFriction } from '../collision-mesh.js';
@@ -22,14 +25,19 @@ function signedDistance(list: PairList, k: number, x: Float64Array): number {
   return n[q] * x[3 * v] + n[q + 1] * x[3 * v + 1] + n[q + 2] * x[3 * v + 2] - n[q + 3];
 }
 
+/** The vertex's gap above the plane, less its contact offset: d - xi. */
+function gap(list: PairList, k: number, x: Float64Array): number {
+  return signedDistance(list, k, x) - list.offsets[k];
+}
+
 function energy(list: PairList, k: number, x: Float64Array, c: PairScratch): number {
-  const d = signedDistance(list, k, x);
+  const d = gap(list, k, x);
   if (d <= 0) return Infinity;
   return d < c.dhat ? barrier(d * d, c.dhat2) : 0;
 }
 
 function gradient(list: PairList, k: number, x: Float64Array, s: number, c: PairScratch): boolean {
-  const d = signedDistance(list, k, x);
+  const d = gap(list, k, x);
   if (d >= c.dhat) return false;
   // d/dx b(d^2) = b'(d^2) 2 d n
   const f = s * barrierFirstDerivative(d * d, c.dhat2) * 2 * d;
@@ -41,7 +49,7 @@ function gradient(list: PairList, k: number, x: Float64Array, s: number, c: Pair
 }
 
 function hessian(list: PairList, k: number, x: Float64Array, s: number, c: PairScratch, model: PairHessian): boolean {
-  const d = signedDistance(list, k, x);
+  const d = gap(list, k, x);
   if (d >= c.dhat) return false;
   let curvature = 4 * d * d * barrierSecondDerivative(d * d, c.dhat2) + 2 * barrierFirstDerivative(d * d, c.dhat2);
   if (model !== 'exact' && curvature < 0) curvature = 0;
@@ -87,7 +95,7 @@ export const vertexPlane: ObstaclePairKind = {
     const o = 3 * list.nodes[k], q = 4 * k, n = list.constants;
     const rate = n[q] * dx[o] + n[q + 1] * dx[o + 1] + n[q + 2] * dx[o + 2];
     if (rate >= 0) return t;
-    const tv = (GAP_FRACTION * signedDistance(list, k, x)) / -rate;
+    const tv = (GAP_FRACTION * gap(list, k, x)) / -rate;
     return tv < t ? Math.max(0, tv) : t;
   },
 
@@ -100,6 +108,8 @@ export const vertexPlane: ObstaclePairKind = {
   describe: (mesh, list, k) => [describeVertex(mesh, list.nodes[k]), `plane '${mesh.planes[list.primitives[2 * k + 1]].name}'`],
   explainBlocked(mesh, list, k, x) {
     const [vertex, plane] = vertexPlane.describe(mesh, list, k);
-    return `${vertex} touches ${plane} (signed distance ${signedDistance(list, k, x).toExponential(2)} m)`;
+    const xi = list.offsets[k];
+    const offset = xi > 0 ? `, contact offset ${xi.toExponential(2)} m` : '';
+    return `${vertex} touches ${plane} (signed distance ${signedDistance(list, k, x).toExponential(2)} m${offset})`;
   },
 };

@@ -3,7 +3,7 @@
  * [v, t0, t1, t2] (the vertex, then the triangle); primitives (vertex node, triangle index); no constants.
  * The distance is to the closed triangle, its type the closest feature (distance.ts).
  */
-import { barrier } from '../barrier.js';
+import { offsetBarrier } from '../barrier.js';
 import { pointTriangleCcd } from '../ccd.js';
 import { pointTriangleDistanceSq } from '../ccd-distance.js';
 import { describeGroup, describeTriangle, describeVertex } from '../collision-mesh.js';
@@ -24,22 +24,25 @@ function distance2(list: PairList, k: number, x: Float64Array, c: PairScratch): 
 
 function energy(list: PairList, k: number, x: Float64Array, c: PairScratch): number {
   const d2 = distance2(list, k, x, c);
-  return d2 >= c.dhat2 ? 0 : barrier(d2, c.dhat2);
+  const xi = list.offsets[k];
+  return d2 >= c.reach2(xi) ? 0 : offsetBarrier(d2, xi, c.dhat2);
 }
 
 function gradient(list: PairList, k: number, x: Float64Array, s: number, c: PairScratch): boolean {
   const d2 = distance2(list, k, x, c);
-  if (d2 >= c.dhat2) return false;
+  const xi = list.offsets[k];
+  if (d2 >= c.reach2(xi)) return false;
   pointTriangleDistance2(c.xs, c.type as PointTriangleDistanceType, c.dg, null);
-  distanceBarrierGradient(c, 4, d2, 1, false, s);
+  distanceBarrierGradient(c, 4, d2, xi, 1, false, s);
   return true;
 }
 
 function hessian(list: PairList, k: number, x: Float64Array, s: number, c: PairScratch, model: PairHessian): boolean {
   const d2 = distance2(list, k, x, c);
-  if (d2 >= c.dhat2) return false;
+  const xi = list.offsets[k];
+  if (d2 >= c.reach2(xi)) return false;
   pointTriangleDistance2(c.xs, c.type as PointTriangleDistanceType, c.dg, model === 'gauss-newton' ? null : c.dh);
-  distanceBarrierHessian(c, 4, d2, 1, false, s, model);
+  distanceBarrierHessian(c, 4, d2, xi, 1, false, s, model);
   return true;
 }
 
@@ -79,6 +82,6 @@ export const vertexTriangle: SurfacePairKind = {
   describe: (mesh, list, k) => [describeVertex(mesh, list.primitives[2 * k]), describeTriangle(mesh, list.primitives[2 * k + 1])],
   explainBlocked(mesh, list, k, x) {
     const [a, b, c, d] = list.nodes.subarray(4 * k, 4 * k + 4);
-    return `${describeVertex(mesh, a)} and the triangle on nodes ${b}, ${c}, ${d} of ${describeGroup(mesh, b)} are in contact ${atDistance(pointTriangleDistanceSq(x, a, b, c, d))}`;
+    return `${describeVertex(mesh, a)} and the triangle on nodes ${b}, ${c}, ${d} of ${describeGroup(mesh, b)} are in contact ${atDistance(pointTriangleDistanceSq(x, a, b, c, d), list.offsets[k])}`;
   },
 };
