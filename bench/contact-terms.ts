@@ -5,11 +5,14 @@
  *   npx tsx bench/contact-terms.ts <scene> <file> [<calls>]
  *
  * Each method runs `calls` times (default 50) in 15 rounds; the fastest round is reported, which keeps other load
- * on the machine out of the figure. maxStep takes a step of twice the state's velocity times h.
+ * on the machine out of the figure. maxStep takes a step of twice the state's velocity times h. Scenes with
+ * friction also time the lagged friction term (frozen at the state, evaluated after a step of the state's velocity).
  */
 import { readFileSync } from 'node:fs';
 import { loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import { frictionVelocityFor } from '../src/contact/friction.js';
+import { FrictionPotential } from '../src/contact/friction-potential.js';
 import { buildModel } from '../src/scene/build.js';
 
 const [sceneName, file, callsText] = process.argv.slice(2);
@@ -55,6 +58,21 @@ const methods: Record<string, () => unknown> = {
   activeContacts: () => barrier.activeContacts(x, null),
   patternStale: () => barrier.patternStale(x),
 };
+const contact = model.contact!;
+if (contact.hasFriction) {
+  const friction = new FrictionPotential(contact.mesh, barrier, frictionVelocityFor(contact.frictionVelocity, toRunOptions(scene).solver.tolerance));
+  friction.lag(x, x, h);
+  const xf = Float64Array.from(x, (v, d) => v + 0.5 * dx[d]);
+  // The friction stencils in the matrix's pattern (the barrier's active pairs already are; plane pairs are diagonal).
+  const fb = new PatternBuilder(model.nNodes, H.pattern);
+  friction.addPattern(fb);
+  const HF = new BsrMatrix(fb.build());
+  friction.bindPattern(HF);
+  console.log(`  (friction: ${friction.activeCount} lagged contacts)`);
+  methods.frictionEnergy = () => friction.energy(xf);
+  methods.frictionGradient = () => friction.addGradient(xf, 1, g);
+  methods.frictionHessian = () => friction.addHessian(xf, 1, HF, true);
+}
 console.log(`${sceneName}: ${barrier.activeContacts(x, null).count} active pairs; CPU ms per call (fastest of 15 rounds of ${calls})`);
 for (const [name, run] of Object.entries(methods)) {
   for (let i = 0; i < Math.max(3, calls / 10); i++) run();

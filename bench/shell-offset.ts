@@ -17,10 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { formatObj } from '../src/io/mesh-files.js';
-import { rectangleSheet } from '../src/mesh/shell-shapes.js';
 import { buildModel } from '../src/scene/build.js';
 import { parseScene, type SceneInput } from '../src/scene/schema.js';
 import { simulate } from '../src/sim/simulate.js';
+import { uFoldedStrip } from '../test/helpers.js';
 
 const [which = 'ball', ...offsetArgs] = process.argv.slice(2);
 if (which !== 'ball' && which !== 'fold') {
@@ -36,19 +36,7 @@ function withOffset(mesh: Record<string, unknown>, offset: string): Record<strin
 
 const dir = mkdtempSync(join(tmpdir(), 'vivace-shell-offset-'));
 const r = 0.01, L = 0.2;
-// The U-folded strip: bottom layer at y = r, a half circle of radius r, top layer at y = 3 r.
-const strip = rectangleSheet([2 * L + Math.PI * r, 0.05], [43, 4]);
-for (let i = 0; i < strip.positions.length; i += 3) {
-  const s = strip.positions[i];
-  let x: number, y: number;
-  if (s <= L) [x, y] = [s, r];
-  else if (s <= L + Math.PI * r) {
-    const phi = -Math.PI / 2 + (s - L) / r;
-    [x, y] = [L + r * Math.cos(phi), 2 * r + r * Math.sin(phi)];
-  } else [x, y] = [L - (s - L - Math.PI * r), 3 * r];
-  strip.positions[i] = x;
-  strip.positions[i + 1] = y;
-}
+const strip = uFoldedStrip(r, L);
 writeFileSync(join(dir, 'u.obj'), formatObj(strip.positions, strip.triangles, 12));
 
 function sceneFor(offset: string): SceneInput {

@@ -131,3 +131,22 @@ test('dissipation rule: explicit methods refuse friction and Rayleigh damping, b
     }
   }
 });
+
+test("contact.frictionVelocity 'newton-tolerance': eps_v is the solver's tolerance (the same run as that number), and bad values name the field", () => {
+  // A slab slowing to a stop: the last steps are inside the smoothing zone, where eps_v changes the motion.
+  const run = (frictionVelocity: unknown, tolerance?: number) => {
+    const s = slabScene('implicit-euler', 0.3, 0.5);
+    const input = JSON.parse(JSON.stringify(s));
+    const scene = parseScene({ ...input, contact: { ...input.contact, frictionVelocity }, ...(tolerance ? { solver: { tolerance } } : {}) });
+    const { state, summary } = simulate(buildModel(scene), toRunOptions(scene));
+    assert.equal(summary.stopped, undefined);
+    return Array.from(state.x);
+  };
+  const atTolerance = run('newton-tolerance');
+  assert.deepEqual(atTolerance, run(0.01), "the default tolerance 0.01: eps_v = 0.01 m/s");
+  assert.notDeepEqual(atTolerance, run(1e-3), 'eps_v changes the slide');
+  assert.deepEqual(run('newton-tolerance', 0.002), run(0.002, 0.002), 'a given tolerance');
+  const base = JSON.parse(JSON.stringify(slabScene('implicit-euler', 0.1, 0)));
+  assert.throws(() => parseScene({ ...base, contact: { ...base.contact, frictionVelocity: 'tolerance' } }), /contact\.frictionVelocity.*newton-tolerance/s);
+  assert.throws(() => parseScene({ ...base, contact: { ...base.contact, frictionVelocity: 0 } }), /contact\.frictionVelocity/);
+});

@@ -7,6 +7,7 @@ import { findIntegrator } from '../src/integrators/registry.js';
 import { createLinearSolver } from '../src/math/linear-solver.js';
 import type { Model } from '../src/model/model.js';
 import { parseScene } from '../src/scene/schema.js';
+import { rectangleSheet } from '../src/mesh/shell-shapes.js';
 import { main } from '../src/cli/main.js';
 
 /**
@@ -92,4 +93,25 @@ export async function runCli(...argv: string[]): Promise<{ code: number; out: st
     stderr: { write: (s: string) => err.push(s), isTTY: false },
   });
   return { code, out: out.join(''), err: err.join('') };
+}
+
+/**
+ * A strip folded into a U (shell self-contact tests and bench/shell-offset.ts): a bottom layer at y = r (x from 0 to
+ * L), a half circle of radius r, a top layer at y = 3 r; 0.05 m wide, 43 x 4 cells.
+ */
+export function uFoldedStrip(r: number, L: number): { positions: Float64Array; triangles: Uint32Array } {
+  const total = 2 * L + Math.PI * r;
+  const { positions, triangles } = rectangleSheet([total, 0.05], [43, 4]);
+  for (let i = 0; i < positions.length; i += 3) {
+    const s = positions[i];
+    let x: number, y: number;
+    if (s <= L) [x, y] = [s, r];
+    else if (s <= L + Math.PI * r) {
+      const phi = -Math.PI / 2 + (s - L) / r;
+      [x, y] = [L + r * Math.cos(phi), 2 * r + r * Math.sin(phi)];
+    } else [x, y] = [L - (s - L - Math.PI * r), 3 * r];
+    positions[i] = x;
+    positions[i + 1] = y;
+  }
+  return { positions, triangles };
 }

@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import { findIntersection, minimumDistance } from '../src/contact/intersection.js';
 import { meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { formatObj } from '../src/io/mesh-files.js';
-import { rectangleSheet } from '../src/mesh/shell-shapes.js';
 import type { Model } from '../src/model/model.js';
 import { buildModel, type MeshResolver } from '../src/scene/build.js';
 import { parseScene, type SceneInput } from '../src/scene/schema.js';
 import { simulate } from '../src/sim/simulate.js';
+import { uFoldedStrip } from './helpers.js';
 
 const sheetMaterial = { model: 'neo-hookean', youngsModulus: 1e6, poissonRatio: 0.3 } as const;
 
@@ -121,27 +121,10 @@ test('a sheet draped on a box: it rests on the box top, its free corners fall pa
   assert.equal(model.nNodes, sheetNodes + 27);
 });
 
-/** The U: a bottom layer at y = r (x from 0 to L), a half circle of radius r, a top layer at y = 3 r. */
-function uStrip(r: number, L: number): { positions: Float64Array; triangles: Uint32Array } {
-  const total = 2 * L + Math.PI * r;
-  const { positions, triangles } = rectangleSheet([total, 0.05], [43, 4]);
-  for (let i = 0; i < positions.length; i += 3) {
-    const s = positions[i];
-    let x: number, y: number;
-    if (s <= L) [x, y] = [s, r];
-    else if (s <= L + Math.PI * r) {
-      const phi = -Math.PI / 2 + (s - L) / r;
-      [x, y] = [L + r * Math.cos(phi), 2 * r + r * Math.sin(phi)];
-    } else [x, y] = [L - (s - L - Math.PI * r), 3 * r];
-    positions[i] = x;
-    positions[i + 1] = y;
-  }
-  return { positions, triangles };
-}
 
 test('a sheet folding onto itself: the free layer of a U-shaped strip falls onto the fixed layer (self-contact)', () => {
   const r = 0.01, L = 0.2;
-  const { positions, triangles } = uStrip(r, L);
+  const { positions, triangles } = uFoldedStrip(r, L);
   const dir = mkdtempSync(join(tmpdir(), 'vivace-fold-'));
   try {
     writeFileSync(join(dir, 'u.obj'), formatObj(positions, triangles, 12));
@@ -226,7 +209,7 @@ test('a ball dropped on a pinned sheet with contactOffset: it lands and rests mo
 
 test('a strip folding onto itself with contactOffset: the layers stay more than the thickness apart', () => {
   const r = 0.01, L = 0.2, thickness = 0.003, dhat = 1e-3;
-  const { positions, triangles } = uStrip(r, L);
+  const { positions, triangles } = uFoldedStrip(r, L);
   const dir = mkdtempSync(join(tmpdir(), 'vivace-fold-offset-'));
   try {
     writeFileSync(join(dir, 'u.obj'), formatObj(positions, triangles, 12));

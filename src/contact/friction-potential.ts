@@ -1,10 +1,13 @@
 import type { PotentialTerm } from '../energies/potential.js';
-import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
+import type { BsrMatrix, BsrPattern, PatternBuilder } from '../math/bsr.js';
 import type { ActiveContact, BarrierPotential } from './barrier-potential.js';
 import type { CollisionMesh } from './collision-mesh.js';
 import { frictionDissipation, frictionLocal } from './friction.js';
 import { pairKindNamed } from './pairs/registry.js';
-import { MAX_STENCIL, addStencilPattern, gatherNode, scatterGradient, scatterHessian, stencilInPattern } from './pairs/stencil.js';
+import { MAX_STENCIL, addStencilPattern, gatherNode, scatterGradient, scatterHessianAt, stencilInPattern, stencilSlots } from './pairs/stencil.js';
+
+/** Slots per contact in FrictionPotential's slot cache. */
+const SLOTS = MAX_STENCIL * MAX_STENCIL;
 
 /**
  * IPC's lagged Coulomb friction (Li et al. 2020) as a dissipative term of the step's minimisation (not of P):
@@ -26,6 +29,12 @@ export class FrictionPotential implements PotentialTerm {
   private weights = new Float64Array(0);
   private bases = new Float64Array(0);
   private muLambda = new Float64Array(0);
+  /**
+   * Pattern slots of each contact's blocks (MAX_STENCIL^2 per contact, stencilSlots), valid for `slotsPattern`: the
+   * contacts stay the same over a step's Newton iterations, so the pattern is searched once per step and pattern.
+   */
+  private slots = new Int32Array(0);
+  private slotsPattern: BsrPattern | null = null;
   private readonly xHat: Float64Array;
   private eps = 1;
   private readonly contacts: ActiveContact[] = [];
@@ -69,7 +78,9 @@ export class FrictionPotential implements PotentialTerm {
       this.weights = new Float64Array(4 * m);
       this.bases = new Float64Array(6 * m);
       this.muLambda = new Float64Array(m);
+      this.slots = new Int32Array(MAX_STENCIL * MAX_STENCIL * m);
     }
+    this.slotsPattern = null;
     let n = 0;
     for (const c of this.contacts) {
       const kind = pairKindNamed(c.kind);
@@ -119,11 +130,15 @@ export class FrictionPotential implements PotentialTerm {
   }
 
   addHessian(x: Float64Array, scale: number, H: BsrMatrix, _projectPsd: boolean): void {
+    if (this.slotsPattern !== H.pattern) {
+      for (let k = 0; k < this.count; k++) stencilSlots(H.pattern, this.nodes, 4 * k, this.sizes[k], this.mesh.fixedNodes, this.slots, SLOTS * k);
+      this.slotsPattern = H.pattern;
+    }
     for (let k = 0; k < this.count; k++) {
       const size = this.load(k, x);
       // The local Hessian is PSD by construction (friction.ts).
       frictionLocal(this.xs, this.xns, size, this.w, this.P, 1, this.muLambda[k], this.eps, null, this.hess);
-      scatterHessian(H, this.nodes, 4 * k, size, this.mesh.fixedNodes, this.hess, scale);
+      scatterHessianAt(H.values, this.slots, SLOTS * k, size, this.hess, scale);
     }
   }
 
@@ -140,7 +155,13 @@ export class FrictionPotential implements PotentialTerm {
 
   addPattern(builder: PatternBuilder): void {
     const free = new Int32Array(MAX_STENCIL);
-    for (let k = 0; k < this.count; k++) addStencilPattern(builder, this.nodes, 4 * k, this.sizes[k], this.mesh.fixedNodes, free);
+    const { base } = builder;
+    const fixed = this.mesh.fixedNodes;
+    for (let k = 0; k < this.count; k++) {
+      // A grown pattern has the base's blocks already; re-adding them would only make its rows merge again.
+      if (base && stencilInPattern(base, this.nodes, 4 * k, this.sizes[k], fixed)) continue;
+      addStencilPattern(builder, this.nodes, 4 * k, this.sizes[k], fixed, free);
+    }
   }
 
   bindPattern(H: BsrMatrix): void {

@@ -1,6 +1,7 @@
 import type { LinearSolver } from '../math/linear-solver.js';
 import { AdaptiveStiffness } from '../contact/adaptive-stiffness.js';
 import { FrictionPotential } from '../contact/friction-potential.js';
+import { frictionVelocityFor } from '../contact/friction.js';
 import { MappedFriction } from '../contact/mapped-term.js';
 import { isIdentityMap } from '../model/vertex-map.js';
 import { applyConstraints, vertexMapOf, type Model } from '../model/model.js';
@@ -98,7 +99,9 @@ export class Dynamics {
   ) {
     const contact = model.contact;
     const map = vertexMapOf(model);
-    const friction = contact?.hasFriction ? new FrictionPotential(contact.mesh, contact.barrier, contact.frictionVelocity) : null;
+    const friction = contact?.hasFriction
+      ? new FrictionPotential(contact.mesh, contact.barrier, frictionVelocityFor(contact.frictionVelocity, settings.tolerance))
+      : null;
     // Friction acts on vertices: through the vertex map when it is not the identity (affine bodies).
     this.friction = friction && !isIdentityMap(map) ? new MappedFriction(friction, map) : friction;
     this.ip = new IncrementalPotential(model, this.friction ? [this.friction] : []);

@@ -1,5 +1,6 @@
 import type { BarrierPotential } from '../contact/barrier-potential.js';
 import type { CollisionMesh } from '../contact/collision-mesh.js';
+import type { FrictionVelocitySetting } from '../contact/friction.js';
 import type { PotentialTerm } from '../energies/potential.js';
 import { identityVertexMap, isIdentityMap, vertexPositions, type VertexMap } from './vertex-map.js';
 
@@ -11,8 +12,8 @@ import { identityVertexMap, isIdentityMap, vertexPositions, type VertexMap } fro
 export interface ContactModel {
   readonly mesh: CollisionMesh;
   readonly barrier: BarrierPotential;
-  /** eps_v (m/s) of the friction mollifier. */
-  readonly frictionVelocity: number;
+  /** eps_v (m/s) of the friction mollifier, or 'newton-tolerance' (the solver's tolerance; see friction.ts). */
+  readonly frictionVelocity: FrictionVelocitySetting;
   /** True when some pair has a positive friction coefficient. */
   readonly hasFriction: boolean;
   /** IPC's adaptive barrier stiffness. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FRICTION_VELOCITY_AT_TOLERANCE } from '../contact/friction.js';
 import { integratorNames } from '../integrators/registry.js';
 import { defaultSolverOptions } from '../sim/simulate.js';
 import { MAX_THREADS } from '../solver/threads.js';
@@ -329,7 +330,10 @@ export const contactSchema = z.strictObject({
   dhat: positive.default(1e-3).describe('barrier activation distance (m; seed 000 default 1 mm)'),
   adaptiveKappa: z.boolean().default(false).describe("IPC's adaptive barrier stiffness: kappa grows when contacts get too close (kappa is then the starting value's lower bound)"),
   friction: z.number().nonnegative().default(0).describe('default friction coefficient of every surface'),
-  frictionVelocity: positive.default(1e-3).describe('eps_v (m/s): below this sliding speed friction is smoothed toward static'),
+  frictionVelocity: z
+    .union([positive, z.literal(FRICTION_VELOCITY_AT_TOLERANCE)], { error: `expected a positive number (m/s) or '${FRICTION_VELOCITY_AT_TOLERANCE}'` })
+    .default(1e-3)
+    .describe(`eps_v (m/s): below this sliding speed friction is smoothed toward static; '${FRICTION_VELOCITY_AT_TOLERANCE}': the Newton tolerance (solver.tolerance, a velocity), so that the smoothing zone eps_v h is as wide as the accuracy Newton stops at`),
   selfContact: z.boolean().default(true).describe('default for bodies: collide a body with itself'),
   barrierHessian: z
     .enum(['projected', 'gauss-newton'])

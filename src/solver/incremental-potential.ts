@@ -22,6 +22,8 @@ export interface FrozenQuadratic {
 export class IncrementalPotential {
   /** Rebuilt (a new pattern) when a contact needs blocks the current one lacks. */
   hessian: BsrMatrix;
+  /** Memory of the Hessian's values, reused by grown patterns (buildMatrix). */
+  private storage = new Float64Array(0);
   /** How many times the pattern was rebuilt for contact (each costs the solver a new symbolic analysis). */
   patternRebuilds = 0;
   readonly predictor: Float64Array;
@@ -55,7 +57,12 @@ export class IncrementalPotential {
   private buildMatrix(base: BsrPattern | null = null): BsrMatrix {
     const builder = new PatternBuilder(this.model.nNodes, base);
     for (const term of base ? this.dynamicTerms : this.allTerms) term.addPattern(builder);
-    const H = new BsrMatrix(builder.build());
+    const pattern = builder.build();
+    // A grown pattern's values go into the old matrix's memory while they fit (the old matrix is dropped), with a
+    // quarter of room to grow: contact scenes rebuild often, and fresh memory costs its page faults every time.
+    const need = 9 * pattern.nnzBlocks;
+    if (this.storage.length < need) this.storage = new Float64Array(base ? Math.ceil(1.25 * need) : need);
+    const H = new BsrMatrix(pattern, this.storage);
     for (const term of this.allTerms) term.bindPattern?.(H);
     return H;
   }

@@ -8,7 +8,7 @@
 import type { BsrMatrix } from '../../math/bsr.js';
 import type { PairHessian, PairScratch } from './pair-kind.js';
 import type { PairList } from './pair-list.js';
-import { scatterGradient, scatterHessian } from './stencil.js';
+import { scatterGradient, scatterHessianAt } from './stencil.js';
 
 /** m b(d^2) of pair k (unscaled). */
 export type PairEnergy = (list: PairList, k: number, x: Float64Array, c: PairScratch) => number;
@@ -42,10 +42,12 @@ export function addLiveHessians(
   model: PairHessian,
   hessian: PairNewtonMatrix,
 ): void {
-  const { live, nodes } = list;
+  const { live } = list;
   const size = list.kind.size;
   for (let q = 0; q < list.liveCount; q++) {
     const k = live[q];
-    if (hessian(list, k, x, s, c, model)) scatterHessian(H, nodes, size * k, size, fixed, c.hessian, 1);
+    if (!hessian(list, k, x, s, c, model)) continue;
+    const at = list.slotsOf(H.pattern, k, fixed);
+    scatterHessianAt(H.values, list.slotArray, at, size, c.hessian, 1);
   }
 }

@@ -1,5 +1,7 @@
+import type { BsrPattern } from '../../math/bsr.js';
 import type { CollisionMesh } from '../collision-mesh.js';
 import type { PairKind } from './pair-kind.js';
+import { stencilSlots } from './stencil.js';
 
 /**
  * Pairs of one kind in typed arrays, so the loops over them stay monomorphic and allocate nothing. Pair k has
@@ -11,6 +13,9 @@ import type { PairKind } from './pair-kind.js';
  *   - its contact offset xi: offsets[k] (m; Codim-IPC thickness, 0 unless a group has one; see fillOffsets),
  * and the bookkeeping of a candidate set (candidate-set.ts): whether its Hessian blocks are in the bound pattern,
  * its distance when found, how much closer it may be now, and which pairs are live (possibly closer than dhat).
+ * The Hessian loop keeps each pair's pattern slots once it has looked them up (slotsOf), until the pattern or the
+ * pairs change: an active pair is assembled in every Newton iteration, and searching the pattern rows for its 12
+ * off-diagonal blocks each time cost about as much as computing its Hessian.
  */
 export class PairList<K extends PairKind = PairKind> {
   count = 0;
@@ -23,11 +28,44 @@ export class PairList<K extends PairKind = PairKind> {
   slack = new Float64Array(0);
   live = new Int32Array(0);
   liveCount = 0;
+  /** Pattern slots of pair k's blocks at slots[size^2 k ..] (stencilSlots) once slotKnown[k], for slotPattern. */
+  private slots = new Int32Array(0);
+  private slotKnown = new Uint8Array(0);
+  private slotPattern: BsrPattern | null = null;
 
   constructor(readonly kind: K) {}
 
-  /** Room for n pairs; the arrays are replaced when they grow (their contents are not kept). */
+  /**
+   * Where pair k's blocks are in `pattern`: the offset of its size^2 slots (row-major, -1 for fixed nodes) in the
+   * returned array. Looked up on first use, then kept while the pattern and the pairs stay the same.
+   */
+  slotsOf(pattern: BsrPattern, k: number, fixed: Uint8Array): number {
+    const size = this.kind.size;
+    if (this.slotPattern !== pattern) {
+      if (this.slotKnown.length < this.live.length) {
+        this.slots = new Int32Array(size * size * this.live.length);
+        this.slotKnown = new Uint8Array(this.live.length);
+      } else {
+        this.slotKnown.fill(0);
+      }
+      this.slotPattern = pattern;
+    }
+    const at = size * size * k;
+    if (!this.slotKnown[k]) {
+      stencilSlots(pattern, this.nodes, size * k, size, fixed, this.slots, at);
+      this.slotKnown[k] = 1;
+    }
+    return at;
+  }
+
+  /** The slot array slotsOf's offsets index. */
+  get slotArray(): Int32Array {
+    return this.slots;
+  }
+
+  /** Room for n pairs, to be filled anew: the arrays are replaced when they grow (their contents are not kept). */
   reserve(n: number): void {
+    this.slotPattern = null; // the pairs change: their slots are looked up again
     if (this.live.length >= n) return;
     this.nodes = new Int32Array(this.kind.size * n);
     this.primitives = new Int32Array(2 * n);

@@ -69,6 +69,45 @@ export function scatterHessian(
   }
 }
 
+/**
+ * The pattern slots of a stencil's blocks (nodes[offset .. offset + size)), row-major size x size into
+ * out[at ..]: -1 where either node is fixed. Throws when a block between free nodes is missing, as scatterHessian.
+ * A term whose stencils stay put over many assemblies (lagged friction) looks them up once with this and adds
+ * with scatterHessianAt, instead of searching the pattern on every assembly.
+ */
+export function stencilSlots(pattern: BsrPattern, nodes: Int32Array, offset: number, size: number, fixed: Uint8Array, out: Int32Array, at: number): void {
+  for (let a = 0; a < size; a++) {
+    const na = nodes[offset + a];
+    for (let b = 0; b < size; b++) {
+      const nb = nodes[offset + b];
+      let slot = -1;
+      if (!fixed[na] && !fixed[nb]) {
+        slot = a === b ? pattern.diagSlot[na] : pattern.slot(na, nb);
+        if (slot < 0) throw new Error(`contact: Hessian block (${na}, ${nb}) missing (patternStale was not consulted)`);
+      }
+      out[at + a * size + b] = slot;
+    }
+  }
+}
+
+/** scatterHessian with the stencil's slots from stencilSlots (slots[at ..]): the same sums in the same order. */
+export function scatterHessianAt(values: Float64Array, slots: Int32Array, at: number, size: number, local: Float64Array, scale: number): void {
+  const dim = 3 * size;
+  for (let a = 0; a < size; a++) {
+    for (let b = 0; b < size; b++) {
+      const slot = slots[at + a * size + b];
+      if (slot < 0) continue;
+      const o = 9 * slot;
+      for (let i = 0; i < 3; i++) {
+        const r = (3 * a + i) * dim + 3 * b;
+        values[o + 3 * i] += scale * local[r];
+        values[o + 3 * i + 1] += scale * local[r + 1];
+        values[o + 3 * i + 2] += scale * local[r + 2];
+      }
+    }
+  }
+}
+
 /** Whether every coupling between the free nodes of a stencil (nodes[offset .. offset + size)) is a block of the pattern. */
 export function stencilInPattern(pattern: BsrPattern, nodes: Int32Array, offset: number, size: number, fixed: Uint8Array): boolean {
   for (let a = 0; a < size; a++) {

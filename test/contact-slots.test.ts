@@ -1,0 +1,146 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FrictionPotential } from '../src/contact/friction-potential.js';
+import { scatterHessian, scatterHessianAt, stencilSlots } from '../src/contact/pairs/stencil.js';
+import { BsrMatrix, PatternBuilder, type BsrPattern } from '../src/math/bsr.js';
+import { buildModel } from '../src/scene/build.js';
+import { parseScene } from '../src/scene/schema.js';
+import { IncrementalPotential } from '../src/solver/incremental-potential.js';
+import { rng } from './numeric-helpers.js';
+
+/** Two 2x2x2-cell cubes with friction, the upper one `gap` above the lower (dhat 1 cm; 4 mm: many active pairs). */
+function frictionModel(gap = 0.004) {
+  const cube = (name: string, at: [number, number, number]) => ({
+    name,
+    mesh: { type: 'box' as const, size: [0.1, 0.1, 0.1] as [number, number, number], cells: [2, 2, 2] as [number, number, number] },
+    transform: { translate: at },
+    material: { model: 'neo-hookean' as const, youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
+  });
+  const scene = parseScene({
+    name: 'slots',
+    duration: 0.1,
+    dt: 1 / 60,
+    contact: { kappa: 1e5, dhat: 0.01, friction: 0.5 },
+    obstacles: [{ type: 'plane' }],
+    bodies: [cube('a', [0, 0.004, 0]), cube('b', [0.03, 0.104 + gap, 0.02])],
+  });
+  return buildModel(scene);
+}
+
+/** The value of block (i, j) of H (9 numbers), zeros when the pattern lacks it. */
+function block(H: BsrMatrix, i: number, j: number): number[] {
+  const s = H.pattern.slot(i, j);
+  return s < 0 ? new Array(9).fill(0) : Array.from(H.values.subarray(9 * s, 9 * s + 9));
+}
+
+/** A pattern with `base`'s blocks plus couplings of random node pairs (the slots of most blocks move). */
+function grown(base: BsrPattern, seed: number): BsrPattern {
+  const b = new PatternBuilder(base.n, base);
+  const r = rng(seed);
+  for (let t = 0; t < 200; t++) b.addClique([Math.floor(r() * base.n), Math.floor(r() * base.n)]);
+  return b.build();
+}
+
+test('stencilSlots + scatterHessianAt add the same numbers to the same blocks as scatterHessian, skipping fixed nodes', () => {
+  const nodes = new Int32Array([7, 2, 5, 9, 0, 3]);
+  const b = new PatternBuilder(12);
+  b.addClique([2, 5, 9, 0]);
+  b.addClique([7, 2]);
+  const pattern = b.build();
+  const fixed = new Uint8Array(12);
+  fixed[9] = 1;
+  const local = Float64Array.from({ length: 144 }, (_, i) => Math.sin(i + 1));
+  const expected = new BsrMatrix(pattern);
+  scatterHessian(expected, nodes, 1, 4, fixed, local, 0.5);
+  const slots = new Int32Array(20).fill(-7);
+  stencilSlots(pattern, nodes, 1, 4, fixed, slots, 3);
+  assert.equal(slots[3 + 2 * 4 + 1], -1, 'a block of a fixed node has no slot');
+  const got = new BsrMatrix(pattern);
+  scatterHessianAt(got.values, slots, 3, 4, local, 0.5);
+  assert.deepEqual(Array.from(got.values), Array.from(expected.values));
+  // A block between free nodes that the pattern lacks is an error, as in scatterHessian.
+  assert.throws(() => stencilSlots(pattern, new Int32Array([7, 5]), 0, 2, fixed, slots, 0), /Hessian block \(7, 5\) missing/);
+});
+
+test('friction Hessian: its cached slots follow a new pattern (same blocks, bit for bit, in a grown pattern)', () => {
+  const model = frictionModel();
+  const contact = model.contact!;
+  const friction = new FrictionPotential(contact.mesh, contact.barrier, 1e-3);
+  const xn = model.x0;
+  const xHat = new Float64Array(xn);
+  friction.lag(xn, xHat, 1 / 60);
+  assert.ok(friction.activeCount > 10, `friction contacts: ${friction.activeCount}`);
+  assert.ok(Number.isFinite(friction.energy(xn)));
+  // Some tangential slip, so that the local Hessians differ from contact to contact.
+  const r = rng(5);
+  const x = Float64Array.from(xn, (v, d) => (d % 3 === 1 ? v : v + 2e-5 * (2 * r() - 1)));
+
+  const ip = new IncrementalPotential(model);
+  const builder = new PatternBuilder(model.nNodes, ip.hessian.pattern);
+  friction.addPattern(builder);
+  const first = builder.build();
+  const second = grown(first, 11);
+  assert.notEqual(second.nnzBlocks, first.nnzBlocks);
+
+  const H1 = new BsrMatrix(first);
+  friction.addHessian(x, 1, H1, true);
+  const H2 = new BsrMatrix(second);
+  friction.addHessian(x, 1, H2, true);
+  let nonzero = 0;
+  for (let i = 0; i < second.n; i++) {
+    for (let q = second.rowStart[i]; q < second.rowStart[i + 1]; q++) {
+      const j = second.col[q];
+      const want = block(H1, i, j);
+      assert.deepEqual(block(H2, i, j), want, `block (${i}, ${j})`);
+      if (want.some((v) => v !== 0)) nonzero++;
+    }
+  }
+  assert.ok(nonzero > 20, `friction blocks: ${nonzero}`);
+  assert.ok(H1.values.every(Number.isFinite));
+  // Back on the first pattern (and again after a new lag) the slots are looked up again.
+  const H3 = new BsrMatrix(first);
+  friction.lag(xn, xHat, 1 / 60);
+  friction.addHessian(x, 1, H3, true);
+  assert.deepEqual(Array.from(H3.values), Array.from(H1.values));
+});
+
+test('BsrMatrix on given storage: zeroed, shared, and a grown Hessian in the reused memory assembles as a fresh one', () => {
+  const b = new PatternBuilder(4);
+  b.addClique([0, 1, 2]);
+  const pattern = b.build();
+  const storage = new Float64Array(9 * pattern.nnzBlocks + 5).fill(3);
+  const A = new BsrMatrix(pattern, storage);
+  assert.equal(A.values.length, 9 * pattern.nnzBlocks);
+  assert.ok(A.values.every((v) => v === 0));
+  A.values[0] = 2;
+  assert.equal(storage[0], 2, 'the values live in the storage');
+  assert.equal(storage[9 * pattern.nnzBlocks], 3, 'past the values the storage is untouched');
+  assert.equal(new BsrMatrix(pattern, new Float64Array(2)).values.length, 9 * pattern.nnzBlocks, 'too short: own memory');
+
+  // The incremental potential of a contact scene: the upper cube comes down (2.5 cm to 4 mm above the lower), then
+  // slides 4 cm sideways over new triangles; each time the pattern grows, the second time into the same memory.
+  const model = frictionModel(0.025);
+  const ip = new IncrementalPotential(model);
+  const x = model.x0;
+  const upper = (d: number) => d % 3 === 1 && x[d] > 0.11;
+  ip.assembleHessian(x, true);
+  const down = Float64Array.from(x, (v, d) => (upper(d) ? v - 0.021 : v));
+  const slid = Float64Array.from(down, (v, d) => (upper(d - 1) ? v + 0.04 : v));
+  const rebuilds = ip.patternRebuilds;
+  const first = ip.assembleHessian(down, true);
+  assert.equal(ip.patternRebuilds, rebuilds + 1, 'the pattern grew');
+  const firstBuffer = first.values.buffer;
+  const firstBlocks = first.pattern.nnzBlocks;
+  const second = ip.assembleHessian(slid, true);
+  assert.equal(ip.patternRebuilds, rebuilds + 2, 'the pattern grew again');
+  assert.ok(second.pattern.nnzBlocks > firstBlocks);
+  assert.ok(second.values.buffer === firstBuffer, 'the grown Hessian reuses the memory');
+  // The same values as a Hessian assembled from scratch (its own memory, grown at once).
+  const fresh = new IncrementalPotential(model).assembleHessian(slid, true);
+  assert.ok(second.values.every(Number.isFinite));
+  const a = second.toDense();
+  const f = fresh.toDense();
+  let mismatches = 0;
+  for (let i = 0; i < a.length; i++) for (let j = 0; j < a.length; j++) if (a[i][j] !== f[i][j]) mismatches++;
+  assert.equal(mismatches, 0);
+});
