@@ -4,7 +4,7 @@
  * case in a child process. Prints runtime, Newton iterations and peak memory beside the paper's figures
  * and the ratio ours / paper, plus where the time goes (assembly, linear solve, line search, other).
  *
- * Options: --contact (add the contact scenes: balls, dice, bunny stairs and splash; hours on 2 cores), --only NAME[,NAME]
+ * Options: --contact (add the contact scenes: balls, dice, bunny stairs and splash, armadillo trampoline, chain net; hours on 2 cores), --only NAME[,NAME]
  * (scene names, contact or not), --integrator NAME (only that integrator's rows), --linear auto|pcg|ldlt|ldlt-lagged (default auto), --json FILE,
  * --checkpoint-dir DIR (each case saves its state to DIR/<scene>.<integrator>.checkpoint.json after every step and
  * goes on from there when run again: the bunny splash takes longer than one sitting; the times add up over sittings).
@@ -36,6 +36,9 @@ const paper: PaperRow[] = [
   { scene: 'rotating-cube-stiff', integrator: 'bdf2', seconds: 27.3, newton: 822 },
   { scene: 'twisted-bar', integrator: 'a-search', seconds: 113.5, newton: 947 },
   { scene: 'twisted-bar', integrator: 'bdf2', seconds: 60.8, newton: 409 },
+  // Thin shells: the membrane (no contact, h = 1/120 s) and the trampoline (3 s; hours on 2 cores).
+  { scene: 'vibrating-membrane', integrator: 'a-search', seconds: 286.5, newton: 954, h: 1 / 120 },
+  { scene: 'armadillo-trampoline', integrator: 'a-search', seconds: 7570.9, newton: 13145, h: 1 / 120, contact: true },
   // Contact scenes, h = 1/120 s. Bunny splash ran on a different (faster) machine in the paper.
   { scene: 'bouncing-ball-soft', integrator: 'a-search', seconds: 75.0, newton: 2681, h: 1 / 120, contact: true },
   { scene: 'bouncing-ball-soft', integrator: 'bdf2', seconds: 36.3, newton: 868, h: 1 / 120, contact: true },
