@@ -19,24 +19,43 @@ export function bodyRecords(model: Model, x: Float64Array, v: Float64Array): Bod
   const linearMass = model.linearMass ?? mass;
   const gravity = model.terms.filter((t): t is Gravity => t instanceof Gravity);
   return model.bodies.map((b, body) => {
-    let kinetic = 0;
-    const momentum: [number, number, number] = [0, 0, 0];
-    const angular: [number, number, number] = [0, 0, 0];
-    for (let d = 3 * b.firstNode; d < 3 * (b.firstNode + b.nodeCount); d += 3) {
-      const m = mass[d];
-      kinetic += 0.5 * m * (v[d] * v[d] + v[d + 1] * v[d + 1] + v[d + 2] * v[d + 2]);
-      const ml = linearMass[d];
-      momentum[0] += ml * v[d];
-      momentum[1] += ml * v[d + 1];
-      momentum[2] += ml * v[d + 2];
-      angular[0] += m * (x[d + 1] * v[d + 2] - x[d + 2] * v[d + 1]);
-      angular[1] += m * (x[d + 2] * v[d] - x[d] * v[d + 2]);
-      angular[2] += m * (x[d] * v[d + 1] - x[d + 1] * v[d]);
-    }
+    const { kinetic, momentum, angularMomentum } = nodeMomenta(mass, linearMass, x, v, b.firstNode, b.nodeCount);
     let elastic = 0;
     for (const term of b.terms) elastic += term.energy(x);
     let g = 0;
     for (const term of gravity) g += term.energyOfNodes(x, b.firstNode, b.nodeCount);
-    return { body, name: b.name, kind: b.kind, kinetic, elastic, gravity: g, momentum, angularMomentum: angular };
+    return { body, name: b.name, kind: b.kind, kinetic, elastic, gravity: g, momentum, angularMomentum };
   });
+}
+
+/**
+ * Kinetic energy 1/2 sum m v^2, linear momentum (weighed by linearMass) and angular momentum about the origin of
+ * nodes [firstNode, firstNode + nodeCount): the metrics' totals (all nodes) and each body's record.
+ */
+export function nodeMomenta(
+  mass: Float64Array,
+  linearMass: Float64Array,
+  x: Float64Array,
+  v: Float64Array,
+  firstNode: number,
+  nodeCount: number,
+): { kinetic: number; momentum: [number, number, number]; angularMomentum: [number, number, number] } {
+  let kinetic = 0;
+  const momentum: [number, number, number] = [0, 0, 0];
+  const angular: [number, number, number] = [0, 0, 0];
+  for (let d = 3 * firstNode; d < 3 * (firstNode + nodeCount); d += 3) {
+    const m = mass[d];
+    kinetic += 0.5 * m * (v[d] * v[d] + v[d + 1] * v[d + 1] + v[d + 2] * v[d + 2]);
+    const px = m * v[d];
+    const py = m * v[d + 1];
+    const pz = m * v[d + 2];
+    const ml = linearMass[d];
+    momentum[0] += ml * v[d];
+    momentum[1] += ml * v[d + 1];
+    momentum[2] += ml * v[d + 2];
+    angular[0] += x[d + 1] * pz - x[d + 2] * py;
+    angular[1] += x[d + 2] * px - x[d] * pz;
+    angular[2] += x[d] * py - x[d + 1] * px;
+  }
+  return { kinetic, momentum, angularMomentum: angular };
 }

@@ -8,7 +8,7 @@ import { createLinearSolver, type LinearSolverName } from '../math/linear-solver
 import { countInvertedTets } from '../mesh/tet-mesh.js';
 import { DEFAULT_THREADS, threadPoolFor } from '../solver/threads.js';
 import { contactPositions, type Model } from '../model/model.js';
-import { bodyRecords } from './body-records.js';
+import { bodyRecords, nodeMomenta } from './body-records.js';
 import type { RunSummary, StepRecord } from './records.js';
 
 export interface SolverOptions {
@@ -195,22 +195,7 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
     const p = energyByName(model.terms, state.x, potentials);
     const contact = model.contact ? model.contact.barrier.activeContacts(contactPositions(model, state.x), null) : { count: 0, minDistance: NaN };
     const k = dyn.kinetic(state.v);
-    const momentum: [number, number, number] = [0, 0, 0];
-    const angular: [number, number, number] = [0, 0, 0];
-    const { x, v } = state;
-    for (let d = 0; d < x.length; d += 3) {
-      const m = mass[d];
-      const px = m * v[d];
-      const py = m * v[d + 1];
-      const pz = m * v[d + 2];
-      const ml = linearMass[d];
-      momentum[0] += ml * v[d];
-      momentum[1] += ml * v[d + 1];
-      momentum[2] += ml * v[d + 2];
-      angular[0] += x[d + 1] * pz - x[d + 2] * py;
-      angular[1] += x[d + 2] * px - x[d] * pz;
-      angular[2] += x[d] * py - x[d + 1] * px;
-    }
+    const { momentum, angularMomentum: angular } = nodeMomenta(mass, linearMass, state.x, state.v, 0, model.nNodes);
     return {
       step,
       t: step * opts.h,
