@@ -63,11 +63,12 @@ function symmetrize(A: Float64Array, n: number): Float64Array {
   return S;
 }
 
-test('filterEigenvalue: clamp gives max(v, 0), abs gives |v|', () => {
+test('filterEigenvalue: clamp gives max(v, 0), abs gives |v|, NaN stays NaN', () => {
   assert.equal(filterEigenvalue(2, 'clamp'), 2);
   assert.equal(filterEigenvalue(-3, 'clamp'), 0);
   assert.equal(filterEigenvalue(2, 'abs'), 2);
   assert.equal(filterEigenvalue(-3, 'abs'), 3);
+  assert.ok(Number.isNaN(filterEigenvalue(NaN, 'clamp')) && Number.isNaN(filterEigenvalue(NaN, 'abs')));
 });
 
 test('projectPsdInPlace with absolute: |A| of a dense eigen-decomposition, PSD matrices unchanged', () => {

@@ -17,8 +17,8 @@ export type EigenvalueFilter = 'clamp' | 'abs';
 export const HESSIAN_PROJECTIONS = ['clamp', 'abs', 'adaptive'] as const;
 export type HessianProjection = (typeof HESSIAN_PROJECTIONS)[number];
 
-/** An eigenvalue after the filter: max(value, 0) or |value|. */
+/** An eigenvalue after the filter: max(value, 0) or |value| (NaN stays NaN, so a broken element still shows). */
 export function filterEigenvalue(value: number, filter: EigenvalueFilter): number {
-  if (value >= 0) return value;
+  if (!(value < 0)) return value;
   return filter === 'abs' ? -value : 0;
 }
