@@ -13,10 +13,10 @@ export interface NewtonOptions {
    */
   tolerance: number;
   /**
-   * Also require the velocity residual (above). Off: seed 000's rule alone, |dx|_inf <= tol * h, for integrators
-   * that take the velocity from the positions only (BDF2), where a leftover gradient does not enter v.
+   * Also require the velocity residual (above); default true. False: seed 000's rule alone, |dx|_inf <= tol * h, for
+   * integrators that take the velocity from the positions only (BDF2), where a leftover gradient does not enter v.
    */
-  residualTest: boolean;
+  residualTest?: boolean;
   /** The time step h whose multiple the tolerance is (for multi-stage methods, the stage's own step a*h). */
   h: number;
   maxIterations: number;
@@ -191,7 +191,7 @@ export class NewtonSolver {
         // (opts.residualTest) the gradient must be small too, as a velocity error: below tol before this last step, or, if it was not,
         // below tol / 10 after it. The second often holds when the first does not (quadratic convergence); when
         // neither does (a stiff contact), Newton goes on from here with the gradient after the step.
-        if (accepted && opts.residualTest && !(residualNorm <= limit)) {
+        if (accepted && opts.residualTest !== false && !(residualNorm <= limit)) {
           t0 = performance.now();
           ip.gradient(x, g);
           residualNorm = this.velocityResidual(g, mass, constrained);
