@@ -24,6 +24,8 @@ export interface NewtonOptions {
   /** What projectPsd does with the elements' negative eigenvalues (eigenvalue-filter.ts); default 'clamp'. */
   hessianProjection?: HessianProjection;
   linearSolver: LinearSolver;
+  /** E(x) at the start point when the caller already has it (Newton's start candidates evaluate it); saves one evaluation. */
+  startEnergy?: number;
   /** Called after each accepted step; returns true when it changed the objective (adaptive barrier stiffness). */
   afterIteration?: (x: Float64Array) => boolean;
 }
@@ -95,7 +97,7 @@ export class NewtonSolver {
     const mass = ip.model.mass;
     const constrained = ip.model.constrained;
     const limit = opts.tolerance * opts.h;
-    let energy = ip.value(x);
+    let energy = opts.startEnergy ?? ip.value(x);
     if (!Number.isFinite(energy)) throw new Error('Newton: the start point is infeasible (energy is not finite)');
 
     let linearIterations = 0;
