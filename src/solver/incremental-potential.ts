@@ -98,8 +98,12 @@ export class IncrementalPotential {
     for (let d = 0; d < x.length; d++) if (constrained[d]) g[d] = 0;
   }
 
-  /** Assembles M + c Hess P (+ frozen K) into this.hessian, constrained rows and columns replaced by identity. */
-  assembleHessian(x: Float64Array, projectPsd: boolean): BsrMatrix {
+  /**
+   * Assembles M + c Hess P (+ frozen K) into this.hessian, constrained rows and columns replaced by identity. With
+   * `exactNearMinimum` the terms that allow it (PotentialTerm.exactNearMinimum) add their exact Hessian even when
+   * the others are projected.
+   */
+  assembleHessian(x: Float64Array, projectPsd: boolean, exactNearMinimum = false): BsrMatrix {
     let stale = false;
     for (const term of this.dynamicTerms) if (term.patternStale!(x)) stale = true;
     if (stale) {
@@ -109,7 +113,7 @@ export class IncrementalPotential {
     const H = this.hessian;
     H.zero();
     H.addDiagonal(this.model.mass, 1);
-    for (const term of this.nonlinearTerms) term.addHessian(x, this.weight, H, projectPsd);
+    for (const term of this.nonlinearTerms) term.addHessian(x, this.weight, H, projectPsd && !(exactNearMinimum && term.exactNearMinimum));
     for (const q of this.frozen) H.addScaled(q.K, q.scale);
     H.applyDirichlet(this.model.constrained);
     return H;
