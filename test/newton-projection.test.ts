@@ -81,9 +81,9 @@ test('projection on demand: an exact Newton matrix that is not positive definite
   // refuses an indefinite one: that iteration must be redone with the projected matrix, and the rest stay projected.
   const assemble = ip.assembleHessian.bind(ip);
   const exactFlags: boolean[] = [];
-  ip.assembleHessian = (at, projectPsd, exact = false) => {
+  ip.assembleHessian = (at, projectPsd, filter, exact = false) => {
     exactFlags.push(exact);
-    return assemble(at, projectPsd, exact);
+    return assemble(at, projectPsd, filter, exact);
   };
   const real = createLinearSolver('ldlt');
   let refused = 0;

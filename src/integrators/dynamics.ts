@@ -1,4 +1,5 @@
 import type { LinearSolver } from '../math/linear-solver.js';
+import type { HessianProjection } from '../energies/eigenvalue-filter.js';
 import { AdaptiveStiffness } from '../contact/adaptive-stiffness.js';
 import { FrictionPotential } from '../contact/friction-potential.js';
 import { frictionVelocityFor } from '../contact/friction.js';
@@ -19,6 +20,8 @@ export interface SolveSettings {
   tolerance: number;
   maxIterations: number;
   projectPsd: boolean;
+  /** What projectPsd does with the elements' negative eigenvalues; default 'clamp'. */
+  hessianProjection?: HessianProjection;
   linearSolver: LinearSolver;
   /** Semi-implicit Rayleigh damping coefficient mu (seconds): damping force -mu K(x_n) v. 0 disables it. */
   rayleigh: number;
@@ -265,6 +268,7 @@ export class Dynamics {
         h: stepH,
         maxIterations: s.maxIterations,
         projectPsd: s.projectPsd,
+        hessianProjection: s.hessianProjection,
         linearSolver: s.linearSolver,
         afterIteration: this.afterIteration,
       });

@@ -1,6 +1,7 @@
 import type { LinearSolver } from '../math/linear-solver.js';
 import { NotPositiveDefiniteError } from '../math/not-positive-definite.js';
 import type { IncrementalPotential } from './incremental-potential.js';
+import type { EigenvalueFilter, HessianProjection } from '../energies/eigenvalue-filter.js';
 
 export interface NewtonOptions {
   /**
@@ -16,6 +17,8 @@ export interface NewtonOptions {
   h: number;
   maxIterations: number;
   projectPsd: boolean;
+  /** What projectPsd does with the elements' negative eigenvalues (eigenvalue-filter.ts); default 'clamp'. */
+  hessianProjection?: HessianProjection;
   linearSolver: LinearSolver;
   /** Called after each accepted step; returns true when it changed the objective (adaptive barrier stiffness). */
   afterIteration?: (x: Float64Array) => boolean;
@@ -63,10 +66,17 @@ const RESIDUAL_AFTER_STEP = 0.1;
  * that allow it (PotentialTerm.exactNearMinimum) add their exact Hessian; with the mass term the Newton matrix is
  * then usually still positive definite and the last iterations converge quadratically. When it is not (the
  * Cholesky or CG reports it) or its step is no descent direction, the iteration is solved again with the projected
- * Hessian, and the rest of that minimisation stays projected. The twisted bar's first second: 189 Newton
- * iterations projected, 147 / 144 / 142 from 5 / 30 / 100 tolerances on.
+ * Hessian, and the rest of that minimisation stays projected. With hessianProjection 'clamp' (the default) only.
+ * The twisted bar's first second: 189 Newton iterations projected, 147 / 144 / 142 from 5 / 30 / 100 tolerances on.
  */
 export const EXACT_HESSIAN_WITHIN = 30;
+
+/**
+ * hessianProjection 'adaptive' clamps when the last step's trust-region ratio rho (actual energy decrease over the
+ * decrease the quadratic model predicted) is within this of 1, and takes absolute values otherwise: the threshold of
+ * "Trust-Region Eigenvalue Filtering for Projected Newton" (Chen et al. 2024).
+ */
+const TRUST_RATIO_TOLERANCE = 0.01;
 
 /** Projected Newton with a filtered backtracking line search. */
 export class NewtonSolver {
@@ -108,7 +118,15 @@ export class NewtonSolver {
     let stepNorm = Infinity;
     let residualNorm = Infinity;
     let haveGradient = false; // g already holds the gradient at x (computed for the residual test after a step)
-    let exactAllowed = opts.projectPsd; // (unprojected Hessians are exact anyway)
+    const projection = opts.hessianProjection ?? 'clamp';
+    // For 'adaptive': the last accepted step alpha dx, the energy before it and the slope g . dx there (none yet).
+    let lastStep = false;
+    let energyBefore = 0;
+    let slopeBefore = 0;
+    let lastAlpha = 0;
+    // Projection on demand with the default filter (unprojected Hessians are exact anyway; 'abs' and 'adaptive' are
+    // filters chosen on purpose, and keep them).
+    let exactAllowed = opts.projectPsd && projection === 'clamp';
     for (let it = 0; it < opts.maxIterations; it++) {
       progress.iterations = it;
       let t0 = performance.now();
@@ -118,8 +136,12 @@ export class NewtonSolver {
       }
       haveGradient = false;
       if (!Number.isFinite(residualNorm)) throw new Error(`Newton: gradient is not finite at iteration ${it}`);
+      let filter: EigenvalueFilter = projection === 'abs' ? 'abs' : 'clamp';
+      if (projection === 'adaptive') {
+        filter = lastStep && Math.abs(this.trustRatio(energyBefore - energy, slopeBefore, lastAlpha) - 1) < TRUST_RATIO_TOLERANCE ? 'clamp' : 'abs';
+      }
       let exact = exactAllowed && stepNorm <= EXACT_HESSIAN_WITHIN * limit;
-      let H = ip.assembleHessian(x, opts.projectPsd, exact);
+      let H = ip.assembleHessian(x, opts.projectPsd, filter, exact);
       let t1 = performance.now();
       this.timing.assembly += t1 - t0;
 
@@ -159,7 +181,7 @@ export class NewtonSolver {
         this.exactHessianFallbacks++;
         exact = false;
         exactAllowed = false;
-        H = ip.assembleHessian(x, opts.projectPsd);
+        H = ip.assembleHessian(x, opts.projectPsd, filter);
         t1 = performance.now();
         this.timing.assembly += t1 - t0;
       }
@@ -167,6 +189,11 @@ export class NewtonSolver {
       if (slope >= 0 && !small) {
         // An inexact linear solve can miss descent; fall back to the mass-scaled gradient direction.
         for (let d = 0; d < n; d++) dx[d] = constrained[d] ? 0 : g[d] / mass[d];
+      }
+      if (projection === 'adaptive') {
+        energyBefore = energy;
+        slopeBefore = 0;
+        for (let d = 0; d < n; d++) slopeBefore -= g[d] * dx[d];
       }
 
       // Filtered backtracking: never leave the feasible set, then halve until the energy does not increase.
@@ -187,12 +214,14 @@ export class NewtonSolver {
           x.set(trial);
           energy = e;
           accepted = true;
+          lastAlpha = alpha;
           break;
         }
         alpha *= 0.5;
       }
       t1 = performance.now();
       this.timing.lineSearch += t1 - t0;
+      lastStep = accepted;
       if (small) {
         // The step below tolerance only confirms convergence (seed 000 counts the iterations before it). A-1 and
         // A-search also read the velocity from grad P(x*), where a leftover gradient g leaks M^-1 g / h into v: so
@@ -207,6 +236,7 @@ export class NewtonSolver {
           if (!(residualNorm <= RESIDUAL_AFTER_STEP * limit)) {
             if (opts.afterIteration?.(x)) {
               energy = ip.value(x);
+              lastStep = false; // the objective changed: the step's ratio says nothing about the new one
             } else {
               haveGradient = true;
             }
@@ -216,7 +246,10 @@ export class NewtonSolver {
         progress.iterations = it;
         return { converged: true, iterations: it, linearIterations, stepNorm: stepNorm / opts.h, residualNorm: residualNorm / opts.h };
       }
-      if (accepted && opts.afterIteration?.(x)) energy = ip.value(x);
+      if (accepted && opts.afterIteration?.(x)) {
+        energy = ip.value(x);
+        lastStep = false;
+      }
       if (!accepted) {
         // No decrease along dx: x is a minimiser up to round-off (or the direction is useless). Report honestly.
         return {
@@ -230,6 +263,21 @@ export class NewtonSolver {
     }
     progress.iterations = opts.maxIterations;
     return { converged: false, iterations: opts.maxIterations, linearIterations, stepNorm: stepNorm / opts.h, residualNorm: residualNorm / opts.h };
+  }
+
+  /**
+   * Trust-region ratio of the last step s = alpha dx, from the energy decrease it made and the gradients before it
+   * (slope g0 . dx) and after it (this.g, not yet negated). The paper's model decrease -(g0 . s + s^T H s / 2) takes
+   * the exact Hessian at the start; here s^T H s is its secant estimate s . (g1 - g0), so the model decrease is
+   * -(g0 + g1) . s / 2 and needs no second matrix (our own choice: the same to second order, and free, since the
+   * next iteration needs g1 anyway). A decrease the model cannot predict (not positive) gives -Infinity.
+   */
+  private trustRatio(decrease: number, slopeBefore: number, alpha: number): number {
+    const { g, dx } = this;
+    let slopeAfter = 0;
+    for (let d = 0; d < g.length; d++) slopeAfter += g[d] * dx[d];
+    const predicted = -0.5 * alpha * (slopeBefore + slopeAfter);
+    return predicted > 0 ? decrease / predicted : -Infinity;
   }
 
   /**
