@@ -72,6 +72,11 @@ export interface Stage {
   xn: Float64Array;
   /** The step h: Newton stops at |dx|_inf <= tolerance * h. */
   h: number;
+  /**
+   * The integrator's velocity is a difference of positions only (BDF2): Newton stops by seed 000's step rule alone,
+   * without the velocity-residual test that integrators reading the velocity from grad P(x*) need (NewtonOptions).
+   */
+  stepRuleOnly?: boolean;
 }
 
 /**
@@ -188,7 +193,7 @@ export class Dynamics {
   solveStage(stage: Stage, x: Float64Array, counters: SolveCounters): Dissipation {
     this.freeze(stage.xn, stage.xHat, stage.beta, stage.c);
     try {
-      this.minimize(stage.xTilde, stage.c, x, stage.h, counters);
+      this.minimize(stage.xTilde, stage.c, x, stage.h, !stage.stepRuleOnly, counters);
       return this.stagePower(x);
     } finally {
       this.unfreeze();
@@ -255,7 +260,7 @@ export class Dynamics {
    * x = argmin 1/2 |x - xTilde|_M^2 + c P(x) (+ what is frozen), started from x (updated in place), whose
    * constrained DOFs must already hold their target values. `stepH` scales the tolerance: |dx|_inf <= tol * stepH.
    */
-  private minimize(xTilde: Float64Array, c: number, x: Float64Array, stepH: number, counters: SolveCounters): NewtonResult {
+  private minimize(xTilde: Float64Array, c: number, x: Float64Array, stepH: number, residualTest: boolean, counters: SolveCounters): NewtonResult {
     this.ip.predictor.set(xTilde);
     this.ip.weight = c;
     this.startFromPredictor(x);
@@ -265,6 +270,7 @@ export class Dynamics {
     try {
       result = this.newton.minimize(this.ip, x, {
         tolerance: s.tolerance,
+        residualTest,
         h: stepH,
         maxIterations: s.maxIterations,
         projectPsd: s.projectPsd,

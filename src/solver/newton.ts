@@ -13,6 +13,11 @@ export interface NewtonOptions {
    * evaluation) saves most of those.
    */
   tolerance: number;
+  /**
+   * Also require the velocity residual (above); default true. False: seed 000's rule alone, |dx|_inf <= tol * h, for
+   * integrators that take the velocity from the positions only (BDF2), where a leftover gradient does not enter v.
+   */
+  residualTest?: boolean;
   /** The time step h whose multiple the tolerance is (for multi-stage methods, the stage's own step a*h). */
   h: number;
   maxIterations: number;
@@ -225,10 +230,10 @@ export class NewtonSolver {
       if (small) {
         // The step below tolerance only confirms convergence (seed 000 counts the iterations before it). A-1 and
         // A-search also read the velocity from grad P(x*), where a leftover gradient g leaks M^-1 g / h into v: so
-        // the gradient must be small too, as a velocity error: below tol before this last step, or, if it was not,
+        // (opts.residualTest) the gradient must be small too, as a velocity error: below tol before this last step, or, if it was not,
         // below tol / 10 after it. The second often holds when the first does not (quadratic convergence); when
         // neither does (a stiff contact), Newton goes on from here with the gradient after the step.
-        if (accepted && !(residualNorm <= limit)) {
+        if (accepted && opts.residualTest !== false && !(residualNorm <= limit)) {
           t0 = performance.now();
           ip.gradient(x, g);
           residualNorm = this.velocityResidual(g, mass, constrained);
