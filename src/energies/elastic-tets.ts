@@ -296,6 +296,8 @@ class TetKernel {
 
 export class ElasticTets implements PotentialTerm {
   readonly name = 'elastic';
+  /** Near a minimiser the clamped eigenvalues (compressed elements' twist modes) are what slows Newton down. */
+  readonly exactNearMinimum = true;
   readonly tetCount: number;
   /** Rest volume per tet. */
   readonly restVolume: Float64Array;

@@ -25,6 +25,12 @@ export interface PotentialTerm {
    */
   addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean, filter?: EigenvalueFilter): void;
 
+  /**
+   * True when Newton may add this term's exact (unprojected) Hessian near a minimiser, where the projection only
+   * slows convergence (see NewtonSolver); the Cholesky then checks that the Newton matrix is still positive definite.
+   */
+  readonly exactNearMinimum?: boolean;
+
   /** Registers the node couplings this term's Hessian writes (at its current state), before addHessian. */
   addPattern(builder: PatternBuilder): void;
 

@@ -101,9 +101,11 @@ export class IncrementalPotential {
 
   /**
    * Assembles M + c Hess P (+ frozen K) into this.hessian, constrained rows and columns replaced by identity. With
-   * projectPsd, `filter` is what the terms that support it do with their elements' negative eigenvalues.
+   * projectPsd, `filter` is what the terms that support it do with their elements' negative eigenvalues. With
+   * `exactNearMinimum` the terms that allow it (PotentialTerm.exactNearMinimum) add their exact Hessian even when
+   * the others are projected.
    */
-  assembleHessian(x: Float64Array, projectPsd: boolean, filter: EigenvalueFilter = 'clamp'): BsrMatrix {
+  assembleHessian(x: Float64Array, projectPsd: boolean, filter: EigenvalueFilter = 'clamp', exactNearMinimum = false): BsrMatrix {
     let stale = false;
     for (const term of this.dynamicTerms) if (term.patternStale!(x)) stale = true;
     if (stale) {
@@ -113,7 +115,7 @@ export class IncrementalPotential {
     const H = this.hessian;
     H.zero();
     H.addDiagonal(this.model.mass, 1);
-    for (const term of this.nonlinearTerms) term.addHessian(x, this.weight, H, projectPsd, filter);
+    for (const term of this.nonlinearTerms) term.addHessian(x, this.weight, H, projectPsd && !(exactNearMinimum && term.exactNearMinimum), filter);
     for (const q of this.frozen) H.addScaled(q.K, q.scale);
     H.applyDirichlet(this.model.constrained);
     return H;
