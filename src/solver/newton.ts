@@ -232,8 +232,8 @@ export class NewtonSolver {
       if (small) {
         // The step below tolerance only confirms convergence (seed 000 counts the iterations before it). A-1 and
         // A-search also read the velocity from grad P(x*), where a leftover gradient g leaks M^-1 g / h into v: so
-        // (opts.residualTest) the gradient must be small too, as a velocity error: below tol before this last step, or, if it was not,
-        // below tol / 10 after it. The second often holds when the first does not (quadratic convergence); when
+        // (opts.residualTest) the gradient must be small too, as a velocity error: below tol before this last step,
+        // or, if it was not, below tol / 10 after it. The second often holds when the first does not (quadratic convergence); when
         // neither does (a stiff contact), Newton goes on from here with the gradient after the step.
         if (accepted && opts.residualTest !== false && !(residualNorm <= limit)) {
           t0 = performance.now();
