@@ -9,24 +9,31 @@
  *                                                         Newton iterations, wall and CPU seconds and energies
  *                                                         (17 digits), then the time split
  *
+ * Either command takes --projection=clamp|abs|adaptive (solver.hessianProjection; default: the scene's).
  * The resumed run starts its clock at t = 0 and takes its initial energy H0 from the saved state, so energy
  * targets and schedules differ from the full run's; the Newton work of the steps is what this is for.
  * The file holds the positions then the velocities as little-endian float64.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
+import { applyOverrides, loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { buildModel } from '../src/scene/build.js';
 import { simulate } from '../src/sim/simulate.js';
 
 const usage = 'usage: npx tsx bench/resume.ts save|run <scene> <steps> <file> [<from> (save only)]';
-const [mode, sceneName, stepsText, file, from] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const projectionArg = args.find((a) => a.startsWith('--projection='));
+const [mode, sceneName, stepsText, file, from] = args.filter((a) => a !== projectionArg);
 const steps = Number(stepsText);
 if ((mode !== 'save' && mode !== 'run') || !sceneName || !file || !Number.isInteger(steps) || steps < 1) {
   console.error(usage);
   process.exit(2);
 }
 
-const { scene, baseDir } = loadScene(sceneName);
+const loaded = loadScene(sceneName);
+const baseDir = loaded.baseDir;
+const scene = projectionArg
+  ? applyOverrides(loaded.scene, { solver: { hessianProjection: projectionArg.slice('--projection='.length) } } as Parameters<typeof applyOverrides>[1])
+  : loaded.scene;
 const model = buildModel(scene, meshResolver(baseDir));
 const options = toRunOptions(scene);
 options.duration = steps * options.h;

@@ -4,7 +4,8 @@
  * Newton count (so a change meant to be exact can be seen to leave the trajectory unchanged, bit for bit).
  * With threads (solver.threads) it also prints the calling thread's own CPU seconds (Linux /proc, 10 ms ticks): the
  * critical path of the threaded element loops, which the machine's other load does not inflate as wall time.
- * Usage: npx tsx bench/short-run.ts <scene> [duration s] [threads]
+ * Usage: npx tsx bench/short-run.ts <scene> [duration s] [threads] [--projection=clamp|abs|adaptive]
+ * (--projection sets solver.hessianProjection; default: the scene's).
  */
 import { readFileSync } from 'node:fs';
 import { buildModel } from '../src/scene/build.js';
@@ -12,11 +13,16 @@ import { applyOverrides, loadScene, meshResolver, toRunOptions } from '../src/io
 import { simulate } from '../src/sim/simulate.js';
 import '../src/sim/node-threads.js';
 
-const [sceneName, duration = '1', threads] = process.argv.slice(2);
-if (!sceneName) throw new Error('usage: tsx bench/short-run.ts <scene> [duration s] [threads]');
+const args = process.argv.slice(2);
+const projectionArg = args.find((a) => a.startsWith('--projection='));
+const [sceneName, duration = '1', threads] = args.filter((a) => a !== projectionArg);
+if (!sceneName) throw new Error('usage: tsx bench/short-run.ts <scene> [duration s] [threads] [--projection=clamp|abs|adaptive]');
 const loaded = loadScene(sceneName);
-const solver = threads === undefined ? undefined : { threads: Number(threads) };
-const scene = applyOverrides(loaded.scene, { duration: Number(duration), ...(solver ? { solver } : {}) } as Parameters<typeof applyOverrides>[1]);
+const solver = {
+  ...(threads === undefined ? {} : { threads: Number(threads) }),
+  ...(projectionArg ? { hessianProjection: projectionArg.slice('--projection='.length) } : {}),
+};
+const scene = applyOverrides(loaded.scene, { duration: Number(duration), solver } as Parameters<typeof applyOverrides>[1]);
 const model = buildModel(scene, meshResolver(loaded.baseDir));
 /** CPU seconds of the main thread (user + system) from /proc/self/task/<pid>/stat; NaN where there is none. */
 function mainThreadCpu(): number {

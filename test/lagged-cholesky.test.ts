@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
 import { LaggedCholeskySolver } from '../src/math/lagged-cholesky.js';
 import { LdltSolver } from '../src/math/ldlt.js';
+import { NotPositiveDefiniteError } from '../src/math/not-positive-definite.js';
 import { gridPattern } from './numeric-helpers.js';
 
 /** SPD matrix on a 3D grid graph of nodes: identity-dominant diagonal blocks, random symmetric couplings. */
@@ -148,4 +149,23 @@ test('lagged Cholesky: a new pattern (contact blocks came) is analyzed and facto
   const r = new Float64Array(M.size);
   M.multiply(x, r);
   for (let i = 0; i < r.length; i++) assert.ok(Math.abs(r[i] - b[i]) <= 1e-12, `residual ${r[i] - b[i]} at ${i}`);
+});
+
+test('lagged Cholesky: a matrix that is not positive definite is reported as such, not counted against the factor', () => {
+  const lagged = new LaggedCholeskySolver({ tolerance: 1e-10 });
+  const A = gridMatrix(5, 4, 0.2);
+  const b = Float64Array.from({ length: A.size }, (_, i) => Math.sin(2 * i + 1));
+  lagged.solve(A, b, new Float64Array(A.size));
+  // -A: CG with the factor of A meets p^T (-A) p < 0 at once (an indefinite Newton matrix, as Newton's unprojected
+  // Hessian may be); the fresh factorization then proves it, with the error Newton falls back on.
+  const negative = new BsrMatrix(A.pattern);
+  negative.addScaled(A, -1);
+  assert.throws(() => lagged.solve(negative, b, new Float64Array(A.size)), NotPositiveDefiniteError);
+  assert.equal(lagged.failedAttempts, 0, 'negative curvature is no failed attempt of the old factor');
+  // The next (positive definite) matrix is factored afresh and solved exactly.
+  const x = new Float64Array(A.size);
+  assert.equal(lagged.solve(A, b, x).iterations, 1);
+  const r = new Float64Array(A.size);
+  A.multiply(x, r);
+  for (let i = 0; i < r.length; i++) assert.ok(Math.abs(r[i] - b[i]) <= 1e-10, `residual ${r[i] - b[i]} at ${i}`);
 });

@@ -47,7 +47,7 @@ export interface RunSceneOptions extends StepCallbacks, LoadSceneOptions {
   duration?: number;
   /** Output frames per second (onFrame, and the frames in `out`). */
   frameRate?: number;
-  /** Solver settings, merged over the scene's: linear, tolerance, maxNewtonIterations, cgTolerance, projectPsd. */
+  /** Solver settings, merged over the scene's: linear, tolerance, maxNewtonIterations, cgTolerance, projectPsd, hessianProjection. */
   solver?: Partial<Scene['solver']>;
   /** Write the outputs of `vivace run` into this folder: metrics.csv, bodies.csv, frames/, energy.svg, summary.json. */
   out?: string;

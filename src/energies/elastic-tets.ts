@@ -11,6 +11,7 @@
 import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
 import type { PotentialTerm } from './potential.js';
 import { HessianEigensystem, type Material } from './materials.js';
+import type { EigenvalueFilter } from './eigenvalue-filter.js';
 import { det3, inverse3 } from '../math/small.js';
 import { svd3, type Svd3Factors } from '../math/svd3.js';
 import { newThreadTermId, rangeBound, type ThreadMessage, type ThreadPool } from '../solver/threads.js';
@@ -204,12 +205,12 @@ class TetKernel {
   }
 
   /** stiffness(e) into out[81e...] for the tets in [begin, end); returns the first inverted tet as forcesRange. */
-  stiffnessRange(x: Float64Array, begin: number, end: number, projectPsd: boolean, out: Float64Array): number {
+  stiffnessRange(x: Float64Array, begin: number, end: number, project: false | EigenvalueFilter, out: Float64Array): number {
     const checkInversion = this.material.blocksInversion;
     for (let e = begin; e < end; e++) {
       const J = this.deformationGradient(x, e);
       if (checkInversion && !(J > 0)) return e;
-      this.stiffness(e, projectPsd, out, 81 * e);
+      this.stiffness(e, project, out, 81 * e);
     }
     return -1;
   }
@@ -222,11 +223,11 @@ class TetKernel {
    * u_r w_k). The stiffness is sum_m g_m y_m^T over the directions g_m: the three scaling directions u_i (x) w_i
    * with y = (block g)_i, and the nonzero flips and twists (u_i (x) w_j +- u_j (x) w_i)/sqrt2 with y = value * g.
    */
-  stiffness(e: number, projectPsd: boolean, K: Float64Array, ko: number): void {
+  stiffness(e: number, project: false | EigenvalueFilter, K: Float64Array, ko: number): void {
     const es = this.eigensystem;
     const material = this.material;
-    if (material.stressUsesSvd) material.hessianEigensystem(this.F, projectPsd, es, this.principalFrame(e));
-    else material.hessianEigensystem(this.F, projectPsd, es);
+    if (material.stressUsesSvd) material.hessianEigensystem(this.F, project, es, this.principalFrame(e));
+    else material.hessianEigensystem(this.F, project, es);
     const { U, V, block, pairs } = es;
     const D = this.arrays.dmInverse;
     const o = 9 * e;
@@ -295,6 +296,8 @@ class TetKernel {
 
 export class ElasticTets implements PotentialTerm {
   readonly name = 'elastic';
+  /** Near a minimiser the clamped eigenvalues (compressed elements' twist modes) are what slows Newton down. */
+  readonly exactNearMinimum = true;
   readonly tetCount: number;
   /** Rest volume per tet. */
   readonly restVolume: Float64Array;
@@ -424,7 +427,7 @@ export class ElasticTets implements PotentialTerm {
    * reduces it while the workers still compute, then the rest; its range is a little shorter (CALLER_SHARE) for
    * that work. Returns the first tet that failed (inverted), or -1 (then the reduction is complete).
    */
-  private runThreaded(threads: ThreadedTets, op: TetOp, x: Float64Array, scale: number, projectPsd: boolean, target: Float64Array): number {
+  private runThreaded(threads: ThreadedTets, op: TetOp, x: Float64Array, scale: number, project: false | EigenvalueFilter, target: Float64Array): number {
     const { pool } = threads;
     if (threads.x.length !== x.length) {
       threads.x = pool.sharedFloat64(x.length);
@@ -438,13 +441,13 @@ export class ElasticTets implements PotentialTerm {
     for (let w = 0; w < workers; w++) {
       const begin = own + rangeBound(count - own, workers, w);
       const end = own + rangeBound(count - own, workers, w + 1);
-      tasks.push({ kind: ELASTIC_TETS_THREAD_KIND, id: threads.id, op, slot: w, begin, end, scale, projectPsd });
+      tasks.push({ kind: ELASTIC_TETS_THREAD_KIND, id: threads.id, op, slot: w, begin, end, scale, project });
     }
     this.energySum = 0;
     pool.start(tasks);
     let failed = -1;
     try {
-      failed = runTetTask(this.kernel, threads.x, op, 0, own, scale, projectPsd, threads);
+      failed = runTetTask(this.kernel, threads.x, op, 0, own, scale, project, threads);
       if (failed < 0) this.reduce(threads, op, 0, own, scale, target);
     } finally {
       pool.wait();
@@ -545,14 +548,16 @@ export class ElasticTets implements PotentialTerm {
     this.slotsPatternId = pattern.id;
   }
 
-  addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean): void {
+  /** With projectPsd, `filter` says what becomes of each tet's negative eigenvalues (clamped by default). */
+  addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean, filter: EigenvalueFilter = 'clamp'): void {
     if (this.slotsPatternId !== H.pattern.id) this.bindPattern(H);
+    const project = projectPsd ? filter : false;
     const Hv = H.values;
     const kernel = this.kernel;
     const volume = this.restVolume;
     const threads = this.threads;
     if (threads) {
-      const failed = this.runThreaded(threads, 'stiffness', x, scale, projectPsd, Hv);
+      const failed = this.runThreaded(threads, 'stiffness', x, scale, project, Hv);
       if (failed >= 0) throw this.inversionError(failed, kernel.deformationGradient(x, failed), 'addHessian');
       return;
     }
@@ -561,7 +566,7 @@ export class ElasticTets implements PotentialTerm {
     for (let e = 0; e < this.tetCount; e++) {
       const J = kernel.deformationGradient(x, e);
       if (checkInversion && !(J > 0)) throw this.inversionError(e, J, 'addHessian');
-      kernel.stiffness(e, projectPsd, K, 0);
+      kernel.stiffness(e, project, K, 0);
       this.scatter(e, scale * volume[e], Hv, K, 0);
     }
   }
@@ -951,7 +956,7 @@ function runTetTask(
   begin: number,
   end: number,
   scale: number,
-  projectPsd: boolean,
+  project: false | EigenvalueFilter,
   out: { energies: Float64Array; forces: Float64Array; stiffness: Float64Array },
 ): number {
   if (op === 'energy') {
@@ -959,7 +964,7 @@ function runTetTask(
     return -1;
   }
   if (op === 'forces') return kernel.forcesRange(x, begin, end, scale, out.forces);
-  if (op === 'stiffness') return kernel.stiffnessRange(x, begin, end, projectPsd, out.stiffness);
+  if (op === 'stiffness') return kernel.stiffnessRange(x, begin, end, project, out.stiffness);
   throw new Error(`ElasticTets: unknown thread task '${String(op)}'`);
 }
 
@@ -979,7 +984,7 @@ export function elasticTetsWorker(setup: ThreadMessage): (task: ThreadMessage) =
       x = task.x as Float64Array;
       return;
     }
-    const t = task as unknown as { op: TetOp; slot: number; begin: number; end: number; scale: number; projectPsd: boolean };
-    m.failed[t.slot] = runTetTask(kernel, x, t.op, t.begin, t.end, t.scale, t.projectPsd, m);
+    const t = task as unknown as { op: TetOp; slot: number; begin: number; end: number; scale: number; project: false | EigenvalueFilter };
+    m.failed[t.slot] = runTetTask(kernel, x, t.op, t.begin, t.end, t.scale, t.project, m);
   };
 }

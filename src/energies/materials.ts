@@ -13,7 +13,8 @@
  *   (psi_i + psi_j)/(s_i + s_j).
  * These nine directions are orthonormal, so dP/dF = sum_ij block_ij vec(D_i) vec(D_j)^T + sum_pairs (flip, twist
  * rank-ones), and projecting block (a 3x3 eigenproblem, skipped when it is already positive definite) and
- * clamping the six pair values is the exact PSD projection of dP/dF. Each material writes the two quotients in a
+ * clamping the six pair values is the exact PSD projection of dP/dF. The absolute-value filter (eigenvalue-filter.ts)
+ * works the same way: |block| and the pair values' magnitudes are |dP/dF|. Each material writes the two quotients in a
  * form simplified by hand, so repeated singular values (s_i = s_j) cost no division by zero. The element loop
  * (ElasticTets) turns the eigensystem into the 12x12 stiffness with a few rank-one updates and never forms the
  * 9x9 matrix. The linear material fits the same form with U = V = I.
@@ -21,6 +22,7 @@
 import { svd3, type Svd3Factors } from '../math/svd3.js';
 import { projectPsdInPlace, psdScratchLength } from '../math/eigen-sym.js';
 import { cofactor3, det3 } from '../math/small.js';
+import { filterEigenvalue, type EigenvalueFilter } from './eigenvalue-filter.js';
 
 const SQRT1_2 = Math.SQRT1_2;
 
@@ -68,13 +70,14 @@ export interface Material {
   firstPiola(F: ArrayLike<number>, P: Float64Array, svd?: Svd3Factors): void;
   /** Exact dP/dF (9x9). */
   stressDerivative(F: ArrayLike<number>, out: Float64Array): void;
-  /** dP/dF with negative eigenvalues clamped to zero (9x9). */
-  projectedStressDerivative(F: ArrayLike<number>, out: Float64Array): void;
+  /** dP/dF with negative eigenvalues clamped to zero, or (filter 'abs') replaced by their absolute value (9x9). */
+  projectedStressDerivative(F: ArrayLike<number>, out: Float64Array, filter?: EigenvalueFilter): void;
   /**
-   * dP/dF in the principal frame (see the module comment): writes es.U, es.V, es.block and es.pairs. With
-   * project, the block is projected onto the PSD cone and negative pair values are set to 0.
+   * dP/dF in the principal frame (see the module comment): writes es.U, es.V, es.block and es.pairs. With a
+   * filter (not false), the block's and the pair values' negative eigenvalues are clamped to 0 ('clamp') or
+   * replaced by their absolute value ('abs').
    */
-  hessianEigensystem(F: ArrayLike<number>, project: boolean, es: HessianEigensystem, svd?: Svd3Factors): void;
+  hessianEigensystem(F: ArrayLike<number>, project: false | EigenvalueFilter, es: HessianEigensystem, svd?: Svd3Factors): void;
 }
 
 /** Output of Material.hessianEigensystem; allocate once per caller and reuse. */
@@ -154,7 +157,7 @@ abstract class IsotropicMaterial implements Material {
    */
   protected abstract principalHessian(s0: number, s1: number, s2: number, J: number): void;
 
-  hessianEigensystem(F: ArrayLike<number>, project: boolean, es: HessianEigensystem, svd?: Svd3Factors): void {
+  hessianEigensystem(F: ArrayLike<number>, project: false | EigenvalueFilter, es: HessianEigensystem, svd?: Svd3Factors): void {
     const s = es.sigma;
     if (!svd) svd3(F, es.U, s, es.V);
     else if (svd.U !== es.U) {
@@ -167,11 +170,8 @@ abstract class IsotropicMaterial implements Material {
     const block = es.block;
     for (let k = 0; k < 9; k++) block[k] = h[k];
     const pairs = es.pairs;
-    for (let k = 0; k < 6; k++) {
-      const v = h[9 + k];
-      pairs[k] = project && v < 0 ? 0 : v;
-    }
-    if (project) projectPsdInPlace(block, 3, this.psdScratch);
+    for (let k = 0; k < 6; k++) pairs[k] = project ? filterEigenvalue(h[9 + k], project) : h[9 + k];
+    if (project) projectPsdInPlace(block, 3, this.psdScratch, project === 'abs');
   }
 
   stressDerivative(F: ArrayLike<number>, out: Float64Array): void {
@@ -179,8 +179,8 @@ abstract class IsotropicMaterial implements Material {
     denseFromEigensystem(this.denseSystem, out);
   }
 
-  projectedStressDerivative(F: ArrayLike<number>, out: Float64Array): void {
-    this.hessianEigensystem(F, true, this.denseSystem);
+  projectedStressDerivative(F: ArrayLike<number>, out: Float64Array, filter: EigenvalueFilter = 'clamp'): void {
+    this.hessianEigensystem(F, filter, this.denseSystem);
     denseFromEigensystem(this.denseSystem, out);
   }
 }
@@ -574,8 +574,8 @@ export class LinearMaterial implements Material {
               (i === j && k === l ? this.lambda : 0);
   }
 
-  projectedStressDerivative(F: ArrayLike<number>, out: Float64Array): void {
-    this.hessianEigensystem(F, true, this.denseSystem);
+  projectedStressDerivative(F: ArrayLike<number>, out: Float64Array, filter: EigenvalueFilter = 'clamp'): void {
+    this.hessianEigensystem(F, filter, this.denseSystem);
     denseFromEigensystem(this.denseSystem, out);
   }
 
@@ -583,7 +583,7 @@ export class LinearMaterial implements Material {
    * In the frame U = V = I: the diagonal directions e_i e_i^T are coupled by 2 mu I + lambda 1 1^T, the symmetric
    * shears (flips) have eigenvalue 2 mu and the skew directions (twists, infinitesimal rotations) 0.
    */
-  hessianEigensystem(_F: ArrayLike<number>, project: boolean, es: HessianEigensystem): void {
+  hessianEigensystem(_F: ArrayLike<number>, project: false | EigenvalueFilter, es: HessianEigensystem): void {
     const { U, V, block, pairs } = es;
     U.fill(0);
     V.fill(0);
@@ -591,10 +591,10 @@ export class LinearMaterial implements Material {
     es.sigma.fill(1);
     const twoMu = 2 * this.mu;
     for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) block[3 * i + j] = (i === j ? twoMu : 0) + this.lambda;
-    const shear = project && twoMu < 0 ? 0 : twoMu;
+    const shear = project ? filterEigenvalue(twoMu, project) : twoMu;
     pairs[0] = pairs[1] = pairs[2] = shear;
     pairs[3] = pairs[4] = pairs[5] = 0;
-    if (project) projectPsdInPlace(block, 3, this.psdScratch);
+    if (project) projectPsdInPlace(block, 3, this.psdScratch, project === 'abs');
   }
 }
 

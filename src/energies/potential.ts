@@ -1,5 +1,6 @@
 import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
 import type { ThreadPool } from '../solver/threads.js';
+import type { EigenvalueFilter } from './eigenvalue-filter.js';
 
 /**
  * One term of the total potential P(x): elasticity of a body, gravity, springs, later the contact barrier.
@@ -19,9 +20,16 @@ export interface PotentialTerm {
 
   /**
    * Adds scale * Hessian. With projectPsd each element's local Hessian is first projected onto the positive
-   * semi-definite cone (projected Newton); without, the exact Hessian is added.
+   * semi-definite cone (projected Newton); without, the exact Hessian is added. `filter` (default 'clamp') asks
+   * for the absolute-value filter instead of clamping; terms that only clamp may ignore it.
    */
-  addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean): void;
+  addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean, filter?: EigenvalueFilter): void;
+
+  /**
+   * True when Newton may add this term's exact (unprojected) Hessian near a minimiser, where the projection only
+   * slows convergence (see NewtonSolver); the Cholesky then checks that the Newton matrix is still positive definite.
+   */
+  readonly exactNearMinimum?: boolean;
 
   /** Registers the node couplings this term's Hessian writes (at its current state), before addHessian. */
   addPattern(builder: PatternBuilder): void;

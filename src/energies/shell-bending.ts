@@ -21,6 +21,7 @@
  */
 import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
 import { projectPsdTranslationInvariant } from '../math/eigen-sym.js';
+import type { EigenvalueFilter } from './eigenvalue-filter.js';
 import type { PotentialTerm } from './potential.js';
 import { triangleArea } from './shell-membrane.js';
 
@@ -322,7 +323,7 @@ export class ShellBending implements PotentialTerm {
     this.slotsPatternId = H.pattern.id;
   }
 
-  addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean): void {
+  addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean, filter: EigenvalueFilter = 'clamp'): void {
     if (this.slotsPatternId !== H.pattern.id) this.bindPattern(H);
     const { grad, hess } = this.angle;
     const K = this.K, v = H.values;
@@ -332,7 +333,7 @@ export class ShellBending implements PotentialTerm {
       const c = 2 * scale * this.weight[h];
       // d2/dq2 of w (theta - theta0)^2 = 2 w (dtheta dtheta^T + (theta - theta0) d2theta).
       for (let i = 0; i < 12; i++) for (let j = 0; j < 12; j++) K[12 * i + j] = c * (grad[i] * grad[j] + d * hess[12 * i + j]);
-      if (projectPsd) projectPsdTranslationInvariant(K, 4);
+      if (projectPsd) projectPsdTranslationInvariant(K, 4, filter === 'abs');
       for (let a = 0; a < 4; a++) {
         for (let b = 0; b < 4; b++) {
           const o = 9 * this.slots[16 * h + 4 * a + b];

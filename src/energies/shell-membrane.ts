@@ -17,6 +17,7 @@
  */
 import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
 import { projectPsdTranslationInvariant } from '../math/eigen-sym.js';
+import type { EigenvalueFilter } from './eigenvalue-filter.js';
 import type { PotentialTerm } from './potential.js';
 
 /** The membrane models a shell may use (the scene's material.model for shells). */
@@ -189,14 +190,14 @@ export class ShellMembrane implements PotentialTerm {
     this.slotsPatternId = H.pattern.id;
   }
 
-  addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean): void {
+  addHessian(x: Float64Array, scale: number, H: BsrMatrix, projectPsd: boolean, filter: EigenvalueFilter = 'clamp'): void {
     if (this.slotsPatternId !== H.pattern.id) this.bindPattern(H);
     const K = this.K, v = H.values;
     for (let t = 0; t < this.count; t++) {
       this.deformation(x, t);
       if (this.stress().psi === Infinity) continue;
       this.elementHessian(t, scale * this.weight[t]);
-      if (projectPsd) projectPsdTranslationInvariant(K, 3);
+      if (projectPsd) projectPsdTranslationInvariant(K, 3, filter === 'abs');
       for (let a = 0; a < 3; a++) {
         for (let b = 0; b < 3; b++) {
           const o = 9 * this.slots[9 * t + 3 * a + b];

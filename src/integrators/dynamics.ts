@@ -1,4 +1,5 @@
 import type { LinearSolver } from '../math/linear-solver.js';
+import type { HessianProjection } from '../energies/eigenvalue-filter.js';
 import { AdaptiveStiffness } from '../contact/adaptive-stiffness.js';
 import { FrictionPotential } from '../contact/friction-potential.js';
 import { frictionVelocityFor } from '../contact/friction.js';
@@ -19,6 +20,8 @@ export interface SolveSettings {
   tolerance: number;
   maxIterations: number;
   projectPsd: boolean;
+  /** What projectPsd does with the elements' negative eigenvalues; default 'clamp'. */
+  hessianProjection?: HessianProjection;
   linearSolver: LinearSolver;
   /** Semi-implicit Rayleigh damping coefficient mu (seconds): damping force -mu K(x_n) v. 0 disables it. */
   rayleigh: number;
@@ -69,6 +72,11 @@ export interface Stage {
   xn: Float64Array;
   /** The step h: Newton stops at |dx|_inf <= tolerance * h. */
   h: number;
+  /**
+   * The integrator's velocity is a difference of positions only (BDF2): Newton stops by seed 000's step rule alone,
+   * without the velocity-residual test that integrators reading the velocity from grad P(x*) need (NewtonOptions).
+   */
+  stepRuleOnly?: boolean;
 }
 
 /**
@@ -185,7 +193,7 @@ export class Dynamics {
   solveStage(stage: Stage, x: Float64Array, counters: SolveCounters): Dissipation {
     this.freeze(stage.xn, stage.xHat, stage.beta, stage.c);
     try {
-      this.minimize(stage.xTilde, stage.c, x, stage.h, counters);
+      this.minimize(stage.xTilde, stage.c, x, stage.h, !stage.stepRuleOnly, counters);
       return this.stagePower(x);
     } finally {
       this.unfreeze();
@@ -252,20 +260,25 @@ export class Dynamics {
    * x = argmin 1/2 |x - xTilde|_M^2 + c P(x) (+ what is frozen), started from x (updated in place), whose
    * constrained DOFs must already hold their target values. `stepH` scales the tolerance: |dx|_inf <= tol * stepH.
    */
-  private minimize(xTilde: Float64Array, c: number, x: Float64Array, stepH: number, counters: SolveCounters): NewtonResult {
+  private minimize(xTilde: Float64Array, c: number, x: Float64Array, stepH: number, residualTest: boolean, counters: SolveCounters): NewtonResult {
     this.ip.predictor.set(xTilde);
     this.ip.weight = c;
-    this.startFromPredictor(x);
-    this.adaptiveStiffness?.beginSolve(this.ip, x);
+    const startEnergy = this.startFromPredictor(x);
+    // The adaptive stiffness may change kappa at the start, and with it the objective.
+    const adaptive = this.adaptiveStiffness;
+    adaptive?.beginSolve(this.ip, x);
     const s = this.settings;
     let result: NewtonResult;
     try {
       result = this.newton.minimize(this.ip, x, {
         tolerance: s.tolerance,
+        residualTest,
         h: stepH,
         maxIterations: s.maxIterations,
         projectPsd: s.projectPsd,
+        hessianProjection: s.hessianProjection,
         linearSolver: s.linearSolver,
+        startEnergy: adaptive ? undefined : startEnergy,
         afterIteration: this.afterIteration,
       });
     } catch (err) {
@@ -291,8 +304,9 @@ export class Dynamics {
    * - each body turned rigidly by the rotation in its displacement xTilde - x (RigidPredictor), about its centre of
    *   mass or about its screw axis (a body on a hinge): xTilde stretches a spinning body (by 11.8 % at 0.5 rad per
    *   step, the rotating cubes), which Newton must first undo; these starts leave the body's shape as it is.
+   * Returns the objective at the chosen start (Newton's first energy).
    */
-  private startFromPredictor(x: Float64Array): void {
+  private startFromPredictor(x: Float64Array): number {
     const { constrained, mass } = this.model;
     const start = this.startBuffer;
     start.set(x);
@@ -324,6 +338,7 @@ export class Dynamics {
         x.set(trial);
       }
     }
+    return best;
   }
 
 }

@@ -217,9 +217,10 @@ export function psdScratchLength(n: number): number {
 
 /**
  * Replaces the symmetric A by its nearest positive semi-definite matrix in the Frobenius norm: negative eigenvalues
- * clamped to 0. Returns the number of eigenvalues clamped. `scratch` needs psdScratchLength(n) entries.
+ * clamped to 0; or, with `absolute`, by |A| (negative eigenvalues replaced by their absolute value, the same
+ * eigenvectors). Returns the number of negative eigenvalues. `scratch` needs psdScratchLength(n) entries.
  */
-export function projectPsdInPlace(A: Float64Array, n: number, scratch: Float64Array): number {
+export function projectPsdInPlace(A: Float64Array, n: number, scratch: Float64Array, absolute = false): number {
   // Most element Hessians are already positive definite: a successful Cholesky proves it at a fraction of the
   // cost of the eigen-decomposition, and leaves A untouched.
   if (isPositiveDefinite(A, n, scratch)) return 0;
@@ -231,17 +232,20 @@ export function projectPsdInPlace(A: Float64Array, n: number, scratch: Float64Ar
   let clamped = 0;
   for (let k = 0; k < n; k++) if (values[k] < 0) clamped++;
   if (clamped === 0) return 0;
-  // A+ = A - sum over the negative pairs of lambda q q^T: cheaper than rebuilding from the positive ones when few
-  // are negative (the usual contact pair), and equal up to round-off.
+  // A+ = A - sum over the negative pairs of lambda q q^T (|A| = A - 2 sum ...): cheaper than rebuilding from the
+  // positive ones when few are negative (the usual contact pair), and equal up to round-off.
   const subtract = 2 * clamped <= n;
+  const removed = absolute ? 2 : 1;
   for (let i = 0; i < n; i++) {
     for (let j = i; j < n; j++) {
       let s = 0;
       for (let k = 0; k < n; k++) {
         const lambda = values[k];
-        if (subtract ? lambda < 0 : lambda > 0) s += Q[n * i + k] * lambda * Q[n * j + k];
+        if (subtract) {
+          if (lambda < 0) s += Q[n * i + k] * lambda * Q[n * j + k];
+        } else if (lambda > 0 || absolute) s += Q[n * i + k] * Math.abs(lambda) * Q[n * j + k];
       }
-      if (subtract) s = A[n * i + j] - s;
+      if (subtract) s = A[n * i + j] - removed * s;
       A[n * i + j] = s;
       A[n * j + i] = s;
     }
@@ -290,9 +294,9 @@ const tiScratch = new Float64Array(psdScratchLength(9));
  * tensored with the 3x3 identity). Clamping the eigenvalues of Q^T A Q and mapping back is the same projection at a
  * fraction of the cost of the full one. Points whose rows and columns are all zero (the pair's distance does not
  * involve them: point-point and point-edge types) are dropped first, so a point-point pair is a 3x3 problem.
- * Returns the number of eigenvalues clamped. No allocation.
+ * Returns the number of eigenvalues clamped (with `absolute`, replaced by their absolute value). No allocation.
  */
-export function projectPsdTranslationInvariant(A: Float64Array, k: number): number {
+export function projectPsdTranslationInvariant(A: Float64Array, k: number, absolute = false): number {
   if (k < 1 || k > 4) throw new Error(`projectPsdTranslationInvariant: 1 to 4 points, got ${k}`);
   const n = 3 * k;
   let m = 0;
@@ -331,7 +335,7 @@ export function projectPsdTranslationInvariant(A: Float64Array, k: number): numb
       }
     }
   }
-  const clamped = projectPsdInPlace(R, r, tiScratch);
+  const clamped = projectPsdInPlace(R, r, tiScratch, absolute);
   if (clamped === 0) return 0; // A = Q R Q^T was already positive semi-definite
   // Back: block u of Q z is sum_{a > u} w_a z_a - u w_u z_u (suffix sums). T = Q R (3m x r), then A_used = T Q^T.
   for (let i = 0; i < 3; i++) {

@@ -37,6 +37,9 @@ export interface LaggedCholeskyOptions {
 /** Measured (factor time / iteration time) / (flops / nnz(L)); see limits(). */
 const ITERATIONS_PER_FLOP_RATIO = 0.06;
 
+/** pcg's result when it met p^T A p <= 0. */
+const NOT_POSITIVE = -2;
+
 /** Most solves that refactor without trying the old factor after failed attempts (see the class comment). */
 const MAX_SKIPPED_ATTEMPTS = 8;
 
@@ -90,6 +93,9 @@ export class LaggedCholeskySolver implements LinearSolver {
     }
     const { giveUp, renew } = this.limits();
     const its = this.pcg(A, b, x, giveUp);
+    // Negative curvature (p^T A p <= 0) says A is not positive definite, not that the factor is stale: the fresh
+    // factorization reports it (an unprojected Newton matrix may be indefinite, see newton.ts).
+    if (its === NOT_POSITIVE) return this.refactorAndSolve(A, b, x);
     if (its < 0) {
       this.failures++;
       this.skipAttempts = Math.min(MAX_SKIPPED_ATTEMPTS, 2 ** (this.failures - 1));
@@ -125,7 +131,7 @@ export class LaggedCholeskySolver implements LinearSolver {
     return { iterations: 1, residual: 0 };
   }
 
-  /** PCG from x = 0 with the current factor; the iteration count, or -1 when it did not converge. */
+  /** PCG from x = 0 with the current factor; the iteration count, -1 when it did not converge, NOT_POSITIVE at p^T A p <= 0. */
   private pcg(A: BsrMatrix, b: Float64Array, x: Float64Array, maxIterations: number): number {
     const n = b.length;
     if (this.r.length !== n) {
@@ -150,7 +156,10 @@ export class LaggedCholeskySolver implements LinearSolver {
       A.multiply(p, q);
       let pq = 0;
       for (let i = 0; i < n; i++) pq += p[i] * q[i];
-      if (!(pq > 0)) break; // not SPD along p (a stale factor cannot cause this; let the fresh factor report it)
+      if (!(pq > 0)) {
+        this.pcgMs += performance.now() - t0;
+        return NOT_POSITIVE;
+      }
       const alpha = rz / pq;
       let rr = 0;
       for (let i = 0; i < n; i++) {

@@ -16,6 +16,7 @@
 import type { BsrMatrix, BsrPattern } from './bsr.js';
 import { createDenseKernel, type DenseKernel } from './dense-kernel.js';
 import type { LinearSolveStats, LinearSolver, LinearSolverTiming } from './linear-solver.js';
+import { NotPositiveDefiniteError } from './not-positive-definite.js';
 import {
   chooseOrdering,
   columnCounts,
@@ -669,7 +670,7 @@ export class LdltSolver implements LinearSolver {
     if (d > 0) return Math.sqrt(d);
     const column = sym.frontRows[sym.frontRowStart[s] + c];
     const node = sym.perm[Math.floor(column / 3)];
-    throw new Error(
+    throw new NotPositiveDefiniteError(
       `LdltSolver: matrix is not positive definite: pivot ${d} at DOF ${3 * node + (column % 3)} ` +
         `(node ${node}, elimination column ${column})`,
     );

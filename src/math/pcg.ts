@@ -12,6 +12,7 @@
  */
 import type { BsrMatrix } from './bsr.js';
 import type { LinearSolveStats, LinearSolver, LinearSolverOptions, LinearSolverTiming } from './linear-solver.js';
+import { NotPositiveDefiniteError } from './not-positive-definite.js';
 
 export const DEFAULT_PCG_TOLERANCE = 1e-4;
 
@@ -66,7 +67,7 @@ export class PcgSolver implements LinearSolver {
         A.multiply(p, q);
         const pq = dot(p, q, size);
         if (!(pq > 0)) {
-          throw new Error(`PcgSolver: matrix is not positive definite (p^T A p = ${pq} at iteration ${it})`);
+          throw new NotPositiveDefiniteError(`PcgSolver: matrix is not positive definite (p^T A p = ${pq} at iteration ${it})`);
         }
         const alpha = rz / pq;
         let rr = 0;
@@ -150,7 +151,7 @@ export class PcgSolver implements LinearSolver {
         for (let a = 0; a < 3; a++) {
           const d = v[o + 4 * a];
           if (!(d > 0)) {
-            throw new Error(`PcgSolver: diagonal entry ${d} at DOF ${3 * i + a} is not positive (A is not SPD)`);
+            throw new NotPositiveDefiniteError(`PcgSolver: diagonal entry ${d} at DOF ${3 * i + a} is not positive (A is not SPD)`);
           }
           inv[3 * i + a] = 1 / d;
         }
@@ -169,7 +170,7 @@ export class PcgSolver implements LinearSolver {
       const c02 = a01 * a12 - a02 * a11;
       const det = a00 * c00 + a01 * c01 + a02 * c02;
       if (!(det > 0) || !(a00 > 0)) {
-        throw new Error(`PcgSolver: diagonal block of node ${i} is not positive definite (det ${det})`);
+        throw new NotPositiveDefiniteError(`PcgSolver: diagonal block of node ${i} is not positive definite (det ${det})`);
       }
       const s = 1 / det;
       const w = 9 * i;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FRICTION_VELOCITY_AT_TOLERANCE } from '../contact/friction.js';
+import { HESSIAN_PROJECTIONS } from '../energies/eigenvalue-filter.js';
 import { integratorNames } from '../integrators/registry.js';
 import { defaultSolverOptions } from '../sim/simulate.js';
 import { MAX_THREADS } from '../solver/threads.js';
@@ -386,6 +387,10 @@ export const sceneSchema = z.strictObject({
       maxNewtonIterations: z.number().int().positive().default(defaultSolverOptions.maxNewtonIterations),
       cgTolerance: positive.default(defaultSolverOptions.cgTolerance).describe('PCG relative residual'),
       projectPsd: z.boolean().default(defaultSolverOptions.projectPsd),
+      hessianProjection: z
+        .enum(HESSIAN_PROJECTIONS)
+        .default(defaultSolverOptions.hessianProjection)
+        .describe("with projectPsd, what becomes of each element's negative eigenvalues (tets, shell triangles and hinges): 'clamp' to 0, 'abs' their absolute value, 'adaptive' per Newton iteration, 'clamp' when the last step's trust-region ratio is within 0.01 of 1, else 'abs'"),
       threads: z
         .number()
         .int()

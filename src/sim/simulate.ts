@@ -1,5 +1,6 @@
 import { findIntersection } from '../contact/intersection.js';
 import { energyByName } from '../energies/potential.js';
+import type { HessianProjection } from '../energies/eigenvalue-filter.js';
 import { Dynamics, type SolveSettings } from '../integrators/dynamics.js';
 import { EnergyTarget, type EnergyTargetOptions } from '../integrators/energy-target.js';
 import { newCounters, type IntegratorParams, type IntegratorState } from '../integrators/integrator.js';
@@ -20,6 +21,11 @@ export interface SolverOptions {
   /** PCG relative residual tolerance. */
   cgTolerance: number;
   projectPsd: boolean;
+  /**
+   * What projectPsd does with the elements' negative eigenvalues: 'clamp' to 0, 'abs' (their absolute value) or
+   * 'adaptive' (per Newton iteration by the last step's trust-region ratio); see eigenvalue-filter.ts.
+   */
+  hessianProjection: HessianProjection;
   /** Threads of the element loops (default DEFAULT_THREADS); results are the same to the bit for any count. */
   threads?: number;
 }
@@ -30,6 +36,7 @@ export const defaultSolverOptions: SolverOptions = {
   maxNewtonIterations: 100,
   cgTolerance: 1e-4,
   projectPsd: true,
+  hessianProjection: 'clamp',
   threads: DEFAULT_THREADS,
 };
 
@@ -171,6 +178,7 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
     tolerance: opts.solver.tolerance,
     maxIterations: opts.solver.maxNewtonIterations,
     projectPsd: opts.solver.projectPsd,
+    hessianProjection: opts.solver.hessianProjection,
     linearSolver: createLinearSolver(opts.solver.linear, { tolerance: opts.solver.cgTolerance }),
     rayleigh: opts.rayleigh,
   };

@@ -1,5 +1,6 @@
 import { BsrMatrix, PatternBuilder, type BsrPattern } from '../math/bsr.js';
 import type { PotentialTerm } from '../energies/potential.js';
+import type { EigenvalueFilter } from '../energies/eigenvalue-filter.js';
 import type { Model } from '../model/model.js';
 
 /**
@@ -98,8 +99,13 @@ export class IncrementalPotential {
     for (let d = 0; d < x.length; d++) if (constrained[d]) g[d] = 0;
   }
 
-  /** Assembles M + c Hess P (+ frozen K) into this.hessian, constrained rows and columns replaced by identity. */
-  assembleHessian(x: Float64Array, projectPsd: boolean): BsrMatrix {
+  /**
+   * Assembles M + c Hess P (+ frozen K) into this.hessian, constrained rows and columns replaced by identity. With
+   * projectPsd, `filter` is what the terms that support it do with their elements' negative eigenvalues. With
+   * `exactNearMinimum` the terms that allow it (PotentialTerm.exactNearMinimum) add their exact Hessian even when
+   * the others are projected.
+   */
+  assembleHessian(x: Float64Array, projectPsd: boolean, filter: EigenvalueFilter = 'clamp', exactNearMinimum = false): BsrMatrix {
     let stale = false;
     for (const term of this.dynamicTerms) if (term.patternStale!(x)) stale = true;
     if (stale) {
@@ -109,7 +115,7 @@ export class IncrementalPotential {
     const H = this.hessian;
     H.zero();
     H.addDiagonal(this.model.mass, 1);
-    for (const term of this.nonlinearTerms) term.addHessian(x, this.weight, H, projectPsd);
+    for (const term of this.nonlinearTerms) term.addHessian(x, this.weight, H, projectPsd && !(exactNearMinimum && term.exactNearMinimum), filter);
     for (const q of this.frozen) H.addScaled(q.K, q.scale);
     H.applyDirichlet(this.model.constrained);
     return H;
