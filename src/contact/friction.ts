@@ -25,7 +25,8 @@
  * iteration overshoots back (a stick/slip zigzag: on the dice landing, 20-35 iterations of one step). For such a
  * contact the curvature along u is raised to f1/y as well, M2 = (f1/y) I_2: the Hessian of the majorizer
  * G (|v|^2 / (2y) + y/2) >= G |v|, which touches f0 at v = u (for y >= eps), so the step brings the slip to rest
- * instead of through it. Only the Newton direction changes; the energy, its gradient and the converged point do not.
+ * instead of through it. Only the Newton direction changes, not the energy, its gradient or its minimiser (Newton
+ * stops within its tolerance of that, along another path).
  */
 import {
   EDGE_EDGE_PARALLEL_THRESHOLD,
