@@ -89,4 +89,6 @@ const split = Object.entries(summary.timing)
   .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(1)}`)
   .join(', ');
 console.log(`${summary.newtonIterations} Newton iterations, ${summary.wallSeconds.toFixed(1)} s wall, ${summary.cpuSeconds?.toFixed(1) ?? "?"} s CPU`);
+// The invariants (the run itself stops on a crossing pair at an output frame): inverted tets and the closest contact.
+console.log(`most tets inverted at once ${summary.maxInverted}, smallest contact distance ${summary.minDistance?.toExponential(3) ?? 'none'} m`);
 console.log(`time split (s): ${split}`);

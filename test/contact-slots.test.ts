@@ -104,6 +104,56 @@ test('friction Hessian: its cached slots follow a new pattern (same blocks, bit 
   assert.deepEqual(Array.from(H3.values), Array.from(H1.values));
 });
 
+test('friction Hessian: a contact whose slip turns back between Newton iterations gets curvature along its slip until it slides on past it', () => {
+  // One cube resting within dhat of the ground: vertex-plane contacts (ground normal +y, slip in x and z).
+  const scene = parseScene({
+    name: 'reversing',
+    duration: 0.1,
+    dt: 1 / 60,
+    contact: { kappa: 1e5, dhat: 0.01, friction: 0.5 },
+    obstacles: [{ type: 'plane' }],
+    bodies: [{
+      name: 'a',
+      mesh: { type: 'box', size: [0.1, 0.1, 0.1], cells: [2, 2, 2] },
+      transform: { translate: [0, 0.004, 0] },
+      material: { model: 'neo-hookean', youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
+    }],
+  });
+  const model = buildModel(scene);
+  const contact = model.contact!;
+  const friction = new FrictionPotential(contact.mesh, contact.barrier, 1e-3);
+  const xn = model.x0;
+  friction.lag(xn, new Float64Array(xn), 1 / 60); // eps = 1e-3 / 60 m
+  assert.ok(friction.activeCount > 0);
+  let node = 0;
+  for (let i = 1; i < model.nNodes; i++) if (xn[3 * i + 1] < xn[3 * node + 1]) node = i;
+  const builder = new PatternBuilder(model.nNodes, new IncrementalPotential(model).hessian.pattern);
+  friction.addPattern(builder);
+  const pattern = builder.build();
+  // The whole cube slides along x by `shift` (every contact slips by the same u); the node's block: xx along u, zz across.
+  const curvatures = (shift: number) => {
+    const x = Float64Array.from(xn, (v, d) => (d % 3 === 0 ? v + shift : v));
+    const H = new BsrMatrix(pattern);
+    friction.addHessian(x, 1, H, true);
+    const b = block(H, node, node);
+    return { along: b[0], across: b[8] };
+  };
+  const first = curvatures(1e-3); // sliding: no curvature along u
+  assert.ok(first.across > 0);
+  assert.ok(Math.abs(first.along) <= 1e-12 * first.across, `along ${first.along}`);
+  const back = curvatures(-5e-4); // turned back: reversing, curvature f1/y = 1/y along u as across
+  assert.ok(back.across > 0);
+  assert.ok(Math.abs(back.along - back.across) <= 1e-12 * back.across, `along ${back.along}, across ${back.across}`);
+  const nearer = curvatures(-2e-4); // same direction, not past the last slip: still reversing
+  assert.ok(Math.abs(nearer.along - nearer.across) <= 1e-12 * nearer.across);
+  const on = curvatures(-6e-4); // slides on past the last slip: sliding again
+  assert.ok(Math.abs(on.along) <= 1e-12 * on.across, `along ${on.along}`);
+  // A new lag forgets the last slips.
+  friction.lag(xn, new Float64Array(xn), 1 / 60);
+  const fresh = curvatures(-5e-4);
+  assert.ok(Math.abs(fresh.along) <= 1e-12 * fresh.across);
+});
+
 test('BsrMatrix on given storage: zeroed, shared, and a grown Hessian in the reused memory assembles as a fresh one', () => {
   const b = new PatternBuilder(4);
   b.addClique([0, 1, 2]);

@@ -221,6 +221,39 @@ test('frictionLocal: Hessian is PSD and equals the unprojected formula (the moll
   }
 });
 
+test('frictionLocal reversing: the Hessian is G w_i w_j (f1/y) P P^T (curvature f1/y along u too); D and its gradient unchanged', () => {
+  const rand = rng(14);
+  const mu = 0.4;
+  const lambda = 5;
+  const G = mu * lambda;
+  for (let trial = 0; trial < 30; trial++) {
+    const c = randomContact(rand, trial % 3);
+    const dim = 3 * c.n;
+    const slip = [0.2, 0.999, 1.5, 3, 100][trial % 5] * EPS;
+    const x = displaced(rand, c, slip, 0);
+    const gradPlain = new Float64Array(dim);
+    const gradReversing = new Float64Array(dim);
+    const plain = new Float64Array(dim * dim);
+    const hess = new Float64Array(dim * dim);
+    const D = frictionLocal(x, c.xn, c.n, c.w, c.P, mu, lambda, EPS, gradPlain, plain);
+    assert.equal(frictionLocal(x, c.xn, c.n, c.w, c.P, mu, lambda, EPS, gradReversing, hess, true), D);
+    assert.deepEqual(Array.from(gradReversing), Array.from(gradPlain));
+    const y = frictionTangentialDisplacement(x, c.xn, c.n, c.w, c.P, new Float64Array(2));
+    const q = f1OverY(y, EPS);
+    let err = 0;
+    for (let i = 0; i < c.n; i++)
+      for (let j = 0; j < c.n; j++)
+        for (let r = 0; r < 3; r++)
+          for (let s = 0; s < 3; s++) {
+            const ppt = c.P[r] * c.P[s] + c.P[3 + r] * c.P[3 + s];
+            err = Math.max(err, Math.abs(hess[(3 * i + r) * dim + 3 * j + s] - G * c.w[i] * c.w[j] * q * ppt));
+          }
+    assert.ok(err < 1e-9 * maxAbs(hess), `trial ${trial}: ${err}`);
+    // Sliding (y >= eps), the plain Hessian has no curvature along u, the reversing one G w^2 / y.
+    if (slip >= EPS) assert.ok(minEig(plain, dim) < 1e-9 * maxAbs(plain) && minEig(hess, dim) < 1e-9 * maxAbs(hess));
+  }
+});
+
 test('frictionLocal at x = x_n: D = mu lambda eps/3, zero gradient, zero dissipation; dissipation = mu lambda f1 |u| |u|', () => {
   const rand = rng(13);
   const uv = new Float64Array(2);

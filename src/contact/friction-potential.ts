@@ -2,7 +2,7 @@ import type { PotentialTerm } from '../energies/potential.js';
 import type { BsrMatrix, BsrPattern, PatternBuilder } from '../math/bsr.js';
 import type { ActiveContact, BarrierPotential } from './barrier-potential.js';
 import type { CollisionMesh } from './collision-mesh.js';
-import { frictionDissipation, frictionLocal } from './friction.js';
+import { frictionDissipation, frictionLocal, frictionTangentialDisplacement } from './friction.js';
 import { pairKindNamed } from './pairs/registry.js';
 import { MAX_STENCIL, addStencilPattern, gatherNode, scatterGradient, scatterHessianAt, stencilInPattern, stencilSlots } from './pairs/stencil.js';
 
@@ -35,6 +35,14 @@ export class FrictionPotential implements PotentialTerm {
    */
   private slots = new Int32Array(0);
   private slotsPattern: BsrPattern | null = null;
+  /**
+   * Each contact's slip u (2 numbers) where the Hessian was last assembled this step, and whether the contact is
+   * reversing: its slip turned against that direction from one Newton iteration to the next (it passes through
+   * stick), until it slides on past where it was (see friction.ts: reversing contacts).
+   */
+  private lastSlip = new Float64Array(0);
+  private reversing = new Uint8Array(0);
+  private readonly slip = new Float64Array(2);
   private readonly xHat: Float64Array;
   private eps = 1;
   private readonly contacts: ActiveContact[] = [];
@@ -96,6 +104,12 @@ export class FrictionPotential implements PotentialTerm {
       n++;
     }
     this.count = n;
+    if (this.reversing.length < n) {
+      this.lastSlip = new Float64Array(2 * n);
+      this.reversing = new Uint8Array(n);
+    }
+    this.lastSlip.fill(0, 0, 2 * n);
+    this.reversing.fill(0, 0, n);
     this.xHat.set(xHat);
     this.eps = this.frictionVelocity * beta;
   }
@@ -134,10 +148,20 @@ export class FrictionPotential implements PotentialTerm {
       for (let k = 0; k < this.count; k++) stencilSlots(H.pattern, this.nodes, 4 * k, this.sizes[k], this.mesh.fixedNodes, this.slots, SLOTS * k);
       this.slotsPattern = H.pattern;
     }
+    const { lastSlip, reversing, slip } = this;
     for (let k = 0; k < this.count; k++) {
       const size = this.load(k, x);
+      // Against the last iteration's slip: reversing; along it and beyond it: sliding on (no longer reversing).
+      frictionTangentialDisplacement(this.xs, this.xns, size, this.w, this.P, slip);
+      const u0 = lastSlip[2 * k];
+      const u1 = lastSlip[2 * k + 1];
+      const along = u0 * slip[0] + u1 * slip[1];
+      if (along < 0) reversing[k] = 1;
+      else if (along > u0 * u0 + u1 * u1) reversing[k] = 0;
+      lastSlip[2 * k] = slip[0];
+      lastSlip[2 * k + 1] = slip[1];
       // The local Hessian is PSD by construction (friction.ts).
-      frictionLocal(this.xs, this.xns, size, this.w, this.P, 1, this.muLambda[k], this.eps, null, this.hess);
+      frictionLocal(this.xs, this.xns, size, this.w, this.P, 1, this.muLambda[k], this.eps, null, this.hess, reversing[k] === 1);
       scatterHessianAt(H.values, this.slots, SLOTS * k, size, this.hess, scale);
     }
   }

@@ -18,6 +18,15 @@
  * PSD; we still clamp the two eigenvalues at 0 (the "project M2" step), which only guards roundoff. Since w w^T
  * and P M2 P^T are PSD, so is their Kronecker product, the whole local Hessian.
  * Everything is evaluated from y = |u| >= 0 and needs eps > 0.
+ *
+ * Reversing contacts (frictionLocal's `reversing`): a sliding contact has no curvature along u (f1' = 0), so when
+ * the rest of the system stops it, Newton's step carries its slip through u = 0 and past the smoothing zone to the
+ * other side, where the force flips; the line search then cuts the whole step to 1/32-1/512 and the next
+ * iteration overshoots back (a stick/slip zigzag: on the dice landing, 20-35 iterations of one step). For such a
+ * contact the curvature along u is raised to f1/y as well, M2 = (f1/y) I_2: the Hessian of the majorizer
+ * G (|v|^2 / (2y) + y/2) >= G |v|, which touches f0 at v = u (for y >= eps), so the step brings the slip to rest
+ * instead of through it. Only the Newton direction changes, not the energy, its gradient or its minimiser (Newton
+ * stops within its tolerance of that, along another path).
  */
 import {
   EDGE_EDGE_PARALLEL_THRESHOLD,
@@ -456,7 +465,8 @@ export function frictionTangentialDisplacement(
 
 /**
  * D_k(x) = mu lambda f0(|u|) for one contact with stencil size n (x, xn: 3n numbers). When given, grad (3n) is
- * overwritten with dD/dx and hess (3n x 3n, row-major) with the PSD-projected Hessian (see the module comment).
+ * overwritten with dD/dx and hess (3n x 3n, row-major) with the PSD-projected Hessian (see the module comment), or
+ * with `reversing`, the majorizer's (f1/y along u too; see the module comment).
  */
 export function frictionLocal(
   x: ArrayLike<number>,
@@ -469,6 +479,7 @@ export function frictionLocal(
   eps: number,
   grad: Float64Array | null,
   hess: Float64Array | null,
+  reversing = false,
 ): number {
   const y = tangentialDisplacement(x, xn, n, w, P);
   const G = mu * lambda;
@@ -486,9 +497,10 @@ export function frictionLocal(
     }
   }
   if (hess !== null) {
-    // M2 in its eigenbasis: f1' along u/|u|, f1/y across, each clamped at 0; M2 = (l1 - l2) uh uh^T + l2 I.
-    const l1 = Math.max(0, f1Derivative(y, eps));
+    // M2 in its eigenbasis: f1' along u/|u| (f1/y when reversing), f1/y across, each clamped at 0;
+    // M2 = (l1 - l2) uh uh^T + l2 I.
     const l2 = Math.max(0, q);
+    const l1 = reversing ? l2 : Math.max(0, f1Derivative(y, eps));
     let m00 = l2;
     let m01 = 0;
     let m11 = l2;

@@ -263,8 +263,10 @@ export class Dynamics {
   private minimize(xTilde: Float64Array, c: number, x: Float64Array, stepH: number, residualTest: boolean, counters: SolveCounters): NewtonResult {
     this.ip.predictor.set(xTilde);
     this.ip.weight = c;
-    this.startFromPredictor(x);
-    this.adaptiveStiffness?.beginSolve(this.ip, x);
+    const startEnergy = this.startFromPredictor(x);
+    // The adaptive stiffness may change kappa at the start, and with it the objective.
+    const adaptive = this.adaptiveStiffness;
+    adaptive?.beginSolve(this.ip, x);
     const s = this.settings;
     let result: NewtonResult;
     try {
@@ -276,6 +278,7 @@ export class Dynamics {
         projectPsd: s.projectPsd,
         hessianProjection: s.hessianProjection,
         linearSolver: s.linearSolver,
+        startEnergy: adaptive ? undefined : startEnergy,
         afterIteration: this.afterIteration,
       });
     } catch (err) {
@@ -301,8 +304,9 @@ export class Dynamics {
    * - each body turned rigidly by the rotation in its displacement xTilde - x (RigidPredictor), about its centre of
    *   mass or about its screw axis (a body on a hinge): xTilde stretches a spinning body (by 11.8 % at 0.5 rad per
    *   step, the rotating cubes), which Newton must first undo; these starts leave the body's shape as it is.
+   * Returns the objective at the chosen start (Newton's first energy).
    */
-  private startFromPredictor(x: Float64Array): void {
+  private startFromPredictor(x: Float64Array): number {
     const { constrained, mass } = this.model;
     const start = this.startBuffer;
     start.set(x);
@@ -334,6 +338,7 @@ export class Dynamics {
         x.set(trial);
       }
     }
+    return best;
   }
 
 }

@@ -25,6 +25,8 @@ export interface NewtonOptions {
   /** What projectPsd does with the elements' negative eigenvalues (eigenvalue-filter.ts); default 'clamp'. */
   hessianProjection?: HessianProjection;
   linearSolver: LinearSolver;
+  /** E(x) at the start point when the caller already has it (Newton's start candidates evaluate it); saves one evaluation. */
+  startEnergy?: number;
   /** Called after each accepted step; returns true when it changed the objective (adaptive barrier stiffness). */
   afterIteration?: (x: Float64Array) => boolean;
 }
@@ -112,7 +114,7 @@ export class NewtonSolver {
     const mass = ip.model.mass;
     const constrained = ip.model.constrained;
     const limit = opts.tolerance * opts.h;
-    let energy = ip.value(x);
+    let energy = opts.startEnergy ?? ip.value(x);
     if (!Number.isFinite(energy)) throw new Error('Newton: the start point is infeasible (energy is not finite)');
 
     let linearIterations = 0;
@@ -230,8 +232,8 @@ export class NewtonSolver {
       if (small) {
         // The step below tolerance only confirms convergence (seed 000 counts the iterations before it). A-1 and
         // A-search also read the velocity from grad P(x*), where a leftover gradient g leaks M^-1 g / h into v: so
-        // (opts.residualTest) the gradient must be small too, as a velocity error: below tol before this last step, or, if it was not,
-        // below tol / 10 after it. The second often holds when the first does not (quadratic convergence); when
+        // (opts.residualTest) the gradient must be small too, as a velocity error: below tol before this last step,
+        // or, if it was not, below tol / 10 after it. The second often holds when the first does not (quadratic convergence); when
         // neither does (a stiff contact), Newton goes on from here with the gradient after the step.
         if (accepted && opts.residualTest !== false && !(residualNorm <= limit)) {
           t0 = performance.now();
