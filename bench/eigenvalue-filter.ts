@@ -9,38 +9,20 @@
  *
  *   npx tsx bench/eigenvalue-filter.ts [--top-only]
  */
-import { ElasticTets, lumpedMass } from '../src/energies/elastic-tets.js';
+import { ElasticTets } from '../src/energies/elastic-tets.js';
 import { HESSIAN_PROJECTIONS, type HessianProjection } from '../src/energies/eigenvalue-filter.js';
 import { createMaterial, type MaterialModel } from '../src/energies/materials.js';
 import { createLinearSolver } from '../src/math/linear-solver.js';
-import { boxGrid } from '../src/mesh/generators.js';
 import type { Model } from '../src/model/model.js';
 import { IncrementalPotential } from '../src/solver/incremental-potential.js';
 import { NewtonSolver } from '../src/solver/newton.js';
+import { twistedSquashedBar } from '../test/helpers.js';
 
 const topOnly = process.argv.includes('--top-only');
 
 function solve(model: MaterialModel, twist: number, squash: number, density: number, projection: HessianProjection): string {
-  const mesh = boxGrid([0.25, 1, 0.25], [1, 4, 1]);
-  const X = mesh.positions;
-  const n = X.length / 3;
-  const mass = new Float64Array(3 * n);
-  lumpedMass(X, mesh.tets, density, mass);
-  const constrained = new Uint8Array(3 * n);
-  const x = new Float64Array(X);
-  for (let i = 0; i < n; i++) {
-    const y = X[3 * i + 1];
-    const end = y < 1e-9 || y > 1 - 1e-9;
-    if (end) constrained.fill(1, 3 * i, 3 * i + 3);
-    if (topOnly && y < 1 - 1e-9) continue;
-    const a = twist * y;
-    const cx = X[3 * i] - 0.125;
-    const cz = X[3 * i + 2] - 0.125;
-    x[3 * i] = 0.125 + Math.cos(a) * cx - Math.sin(a) * cz;
-    x[3 * i + 1] = squash * y;
-    x[3 * i + 2] = 0.125 + Math.sin(a) * cx + Math.cos(a) * cz;
-  }
-  const term = new ElasticTets(X, mesh.tets, createMaterial(model, { youngsModulus: 1e5, poissonRatio: 0.45 }));
+  const { rest: X, tets, nNodes: n, x, mass, constrained } = twistedSquashedBar(twist, squash, density, topOnly);
+  const term = new ElasticTets(X, tets, createMaterial(model, { youngsModulus: 1e5, poissonRatio: 0.45 }));
   const m: Model = { nNodes: n, rest: X, x0: Float64Array.from(x), v0: new Float64Array(3 * n), mass, constrained, motions: [], terms: [term], bodies: [], surface: new Uint32Array(0) };
   const ip = new IncrementalPotential(m);
   ip.predictor.set(x);

@@ -6,10 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MATERIAL_MODELS, createMaterial, type Material } from '../src/energies/materials.js';
-import { ElasticTets, lumpedMass } from '../src/energies/elastic-tets.js';
+import { ElasticTets } from '../src/energies/elastic-tets.js';
 import { filterEigenvalue, type EigenvalueFilter, type HessianProjection } from '../src/energies/eigenvalue-filter.js';
-import { ElasticTets as _unused } from '../src/energies/elastic-tets.js';
-import { boxGrid } from '../src/mesh/generators.js';
 import { createLinearSolver } from '../src/math/linear-solver.js';
 import type { Model } from '../src/model/model.js';
 import { IncrementalPotential } from '../src/solver/incremental-potential.js';
@@ -29,6 +27,7 @@ import {
   randomRotation,
   rng,
 } from './numeric-helpers.js';
+import { twistedSquashedBar } from './helpers.js';
 
 /** Eigenvalues (ascending) of the symmetric n x n A, and its eigenvectors (columns of Q, in symmetricEigen's order). */
 function eigen(A: Float64Array, n: number): { values: number[]; Q: Float64Array } {
@@ -257,29 +256,12 @@ test('abs-filtered shell membrane (9x9) and hinge (12x12) Hessians are |H| of th
 });
 
 /**
- * A 0.25 x 1 x 0.25 bar (1 x 4 x 1 cells) with its bottom fixed and its top turned by `twist` about the bar's axis
- * and moved to `squash` times its height; the free nodes start from the same map (a uniformly twisted and squashed
- * bar). Its elastic term is wrapped so the test sees which filter Newton asks for at each Hessian.
+ * The uniformly twisted and squashed bar of `twistedSquashedBar`, its elastic term wrapped so the test sees which
+ * filter Newton asks for at each Hessian.
  */
 function twistedBar(model: 'neo-hookean' | 'linear', twist: number, squash: number) {
-  const mesh = boxGrid([0.25, 1, 0.25], [1, 4, 1]);
-  const X = mesh.positions;
-  const nNodes = X.length / 3;
-  const mass = new Float64Array(3 * nNodes);
-  lumpedMass(X, mesh.tets, 10, mass);
-  const constrained = new Uint8Array(3 * nNodes);
-  const x = new Float64Array(X);
-  for (let i = 0; i < nNodes; i++) {
-    const y = X[3 * i + 1];
-    const a = twist * y;
-    const cx = X[3 * i] - 0.125;
-    const cz = X[3 * i + 2] - 0.125;
-    x[3 * i] = 0.125 + Math.cos(a) * cx - Math.sin(a) * cz;
-    x[3 * i + 1] = squash * y;
-    x[3 * i + 2] = 0.125 + Math.sin(a) * cx + Math.cos(a) * cz;
-    if (y < 1e-9 || y > 1 - 1e-9) constrained.fill(1, 3 * i, 3 * i + 3);
-  }
-  const elastic = new ElasticTets(X, mesh.tets, createMaterial(model, { youngsModulus: 1e5, poissonRatio: 0.45 }));
+  const { rest: X, tets, nNodes, x, mass, constrained } = twistedSquashedBar(twist, squash, 10);
+  const elastic = new ElasticTets(X, tets, createMaterial(model, { youngsModulus: 1e5, poissonRatio: 0.45 }));
   const filters: EigenvalueFilter[] = [];
   const recorder: PotentialTerm = {
     name: 'elastic',

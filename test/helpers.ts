@@ -8,6 +8,8 @@ import { createLinearSolver } from '../src/math/linear-solver.js';
 import type { Model } from '../src/model/model.js';
 import { parseScene } from '../src/scene/schema.js';
 import { rectangleSheet } from '../src/mesh/shell-shapes.js';
+import { boxGrid } from '../src/mesh/generators.js';
+import { lumpedMass } from '../src/energies/elastic-tets.js';
 import { main } from '../src/cli/main.js';
 
 /**
@@ -114,4 +116,32 @@ export function uFoldedStrip(r: number, L: number): { positions: Float64Array; t
     positions[i + 1] = y;
   }
   return { positions, triangles };
+}
+
+/**
+ * A 0.25 x 1 x 0.25 m bar of 1 x 4 x 1 cells (eigenvalue-filter tests and bench/eigenvalue-filter.ts) with both ends
+ * fixed and its top turned by `twist` about the bar's axis and moved to `squash` times its height. The free nodes
+ * start on the same map (a uniformly twisted and squashed bar), or, with `topOnly`, at rest (strongly distorted next
+ * to the top). Lumped masses of the given density.
+ */
+export function twistedSquashedBar(twist: number, squash: number, density: number, topOnly = false) {
+  const mesh = boxGrid([0.25, 1, 0.25], [1, 4, 1]);
+  const X = mesh.positions;
+  const nNodes = X.length / 3;
+  const mass = new Float64Array(3 * nNodes);
+  lumpedMass(X, mesh.tets, density, mass);
+  const constrained = new Uint8Array(3 * nNodes);
+  const x = new Float64Array(X);
+  for (let i = 0; i < nNodes; i++) {
+    const y = X[3 * i + 1];
+    if (y < 1e-9 || y > 1 - 1e-9) constrained.fill(1, 3 * i, 3 * i + 3);
+    if (topOnly && y < 1 - 1e-9) continue;
+    const a = twist * y;
+    const cx = X[3 * i] - 0.125;
+    const cz = X[3 * i + 2] - 0.125;
+    x[3 * i] = 0.125 + Math.cos(a) * cx - Math.sin(a) * cz;
+    x[3 * i + 1] = squash * y;
+    x[3 * i + 2] = 0.125 + Math.sin(a) * cx + Math.cos(a) * cz;
+  }
+  return { rest: X, tets: mesh.tets, nNodes, x, mass, constrained };
 }
