@@ -8,21 +8,26 @@ import { parseScene } from '../src/scene/schema.js';
 import { IncrementalPotential } from '../src/solver/incremental-potential.js';
 import { rng } from './numeric-helpers.js';
 
-/** Two 2x2x2-cell cubes with friction, the upper one `gap` above the lower (dhat 1 cm; 4 mm: many active pairs). */
-function frictionModel(gap = 0.004) {
+/**
+ * A 10 cm cube of 2x2x2 cells on the ground with friction (dhat 1 cm; 4 mm above the ground: its bottom contacts are
+ * active) and, with `gap`, a second one `gap` above it (4 mm: many active pairs between the two).
+ */
+function frictionModel(gap: number | null = 0.004) {
   const cube = (name: string, at: [number, number, number]) => ({
     name,
     mesh: { type: 'box' as const, size: [0.1, 0.1, 0.1] as [number, number, number], cells: [2, 2, 2] as [number, number, number] },
     transform: { translate: at },
     material: { model: 'neo-hookean' as const, youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
   });
+  const bodies = [cube('a', [0, 0.004, 0])];
+  if (gap !== null) bodies.push(cube('b', [0.03, 0.104 + gap, 0.02]));
   const scene = parseScene({
     name: 'slots',
     duration: 0.1,
     dt: 1 / 60,
     contact: { kappa: 1e5, dhat: 0.01, friction: 0.5 },
     obstacles: [{ type: 'plane' }],
-    bodies: [cube('a', [0, 0.004, 0]), cube('b', [0.03, 0.104 + gap, 0.02])],
+    bodies,
   });
   return buildModel(scene);
 }
@@ -106,20 +111,7 @@ test('friction Hessian: its cached slots follow a new pattern (same blocks, bit 
 
 test('friction Hessian: a contact whose slip turns back between Newton iterations gets curvature along its slip until it slides on past it', () => {
   // One cube resting within dhat of the ground: vertex-plane contacts (ground normal +y, slip in x and z).
-  const scene = parseScene({
-    name: 'reversing',
-    duration: 0.1,
-    dt: 1 / 60,
-    contact: { kappa: 1e5, dhat: 0.01, friction: 0.5 },
-    obstacles: [{ type: 'plane' }],
-    bodies: [{
-      name: 'a',
-      mesh: { type: 'box', size: [0.1, 0.1, 0.1], cells: [2, 2, 2] },
-      transform: { translate: [0, 0.004, 0] },
-      material: { model: 'neo-hookean', youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
-    }],
-  });
-  const model = buildModel(scene);
+  const model = frictionModel(null);
   const contact = model.contact!;
   const friction = new FrictionPotential(contact.mesh, contact.barrier, 1e-3);
   const xn = model.x0;
