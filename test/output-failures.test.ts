@@ -74,8 +74,8 @@ test('metrics.csv that cannot be written to the end (a short write, then ENOSPC)
   const out = join(tmp, 'short-write');
   let calls = 0;
   let metricsFd: number | undefined;
-  // metrics.csv (the first file written): the header goes through; the rows' chunk is written in part, then the
-  // disk is full. Other files (frames) are written as usual.
+  // metrics.csv (the first file written): the header goes through; the rows' chunk (step 0's row, flushed before
+  // the first frame) is written in part, then the disk is full. Other files (frames) are written as usual.
   const shortThenFull = (real: typeof fs.writeSync) =>
     ((fd: number, buffer: Uint8Array, offset?: number, length?: number, ...rest: unknown[]) => {
       metricsFd ??= fd;
@@ -87,7 +87,7 @@ test('metrics.csv that cannot be written to the end (a short write, then ENOSPC)
     }) as typeof fs.writeSync;
   const r = await cliWithWriteSync(shortThenFull, 'run', 'oscillator', '--duration', '1', '--out', out);
   assert.equal(r.code, 1, r.err);
-  assert.match(r.err, /cannot write \S*short-write\/metrics\.csv: no space left on the device \(ENOSPC\); the run stopped after step 10: .*metrics\.csv keeps only its header, frames\/ 11 frames/);
+  assert.match(r.err, /cannot write \S*short-write\/metrics\.csv: no space left on the device \(ENOSPC\); the run stopped after step 0: .*metrics\.csv keeps only its header, frames\/ 0 frames/);
   assert.ok(calls >= 3, 'the short write was followed by another try');
   const metrics = readFileSync(join(out, 'metrics.csv'), 'utf8');
   assert.equal(metrics.split('\n').length, 2, 'the header and nothing of the half-written rows');

@@ -425,6 +425,9 @@ export class RunOutput {
 
   private frame(index: number, t: number, x: Float64Array, v: Float64Array): void {
     if (!this.opened) this.open();
+    // The rows up to this frame go to disk before it: a frame is far larger than the rows, and on a disk that fills
+    // up, rows buffered behind a frame would no longer fit (metrics.csv left with its header beside many frames).
+    this.flush();
     try {
       this.frameFiles.write(index, t, x, v);
     } catch (err) {
