@@ -460,6 +460,23 @@ test('ldlt on a grid Laplacian (x) I3 with Dirichlet rows matches dense Cholesky
   for (let d = 0; d < size; d++) if (mask[d]) assert.ok(Math.abs(x[d] - b[d]) < 1e-12, `fixed DOF ${d}`);
 });
 
+test('applyDirichlet: constrained rows and columns become the identity, every other entry is kept', () => {
+  for (const fixed of [[] as number[], [0, 1, 2, 22], [3 * 17 + 2]]) {
+    const A = gridLaplacian(4, 3, 3, 0.05);
+    const before = A.toDense();
+    const mask = new Uint8Array(A.size);
+    for (const d of fixed) mask[d] = 1;
+    A.applyDirichlet(mask);
+    const after = A.toDense();
+    for (let r = 0; r < A.size; r++) {
+      for (let c = 0; c < A.size; c++) {
+        const expected = mask[r] || mask[c] ? (r === c ? 1 : 0) : before[r][c];
+        assert.equal(after[r][c], expected, `entry (${r}, ${c}) with DOFs ${fixed.join(', ') || 'none'} fixed`);
+      }
+    }
+  }
+});
+
 test('ldlt reuses the symbolic analysis while the pattern stays, and re-analyzes a new pattern', () => {
   const rand = rng(21);
   const pattern = randomPattern(50, 90, rand);

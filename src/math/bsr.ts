@@ -225,9 +225,17 @@ export class BsrMatrix {
   applyDirichlet(mask: Uint8Array): void {
     const { rowStart, col, n } = this.pattern;
     const v = this.values;
+    // Only blocks whose row or column node has a constrained DOF change: find those nodes first (most scenes have
+    // none, or a few, and the full sweep below costs as much as adding the mass).
+    const touched = (i: number) => mask[3 * i] === 1 || mask[3 * i + 1] === 1 || mask[3 * i + 2] === 1;
+    let any = false;
+    for (let i = 0; i < n && !any; i++) any = touched(i);
+    if (!any) return;
     for (let i = 0; i < n; i++) {
+      const rowTouched = touched(i);
       for (let s = rowStart[i]; s < rowStart[i + 1]; s++) {
         const j = col[s];
+        if (!rowTouched && !touched(j)) continue;
         const o = 9 * s;
         for (let a = 0; a < 3; a++) {
           const rowFixed = mask[3 * i + a] === 1;
