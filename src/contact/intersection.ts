@@ -56,6 +56,12 @@ interface Checker {
   /** Every free vertex with every obstacle (fixed, like the mesh). */
   obstaclePairs: PairList<ObstaclePairKind>[];
   scratch: PairScratch;
+  /**
+   * Whether any pair of mesh primitives can count at all: some group with self-contact has primitives, or two
+   * groups have. A lone body without self-contact above planes (the bouncing balls) has none, and its checks then
+   * skip the surface broad phases, which would list only its own pairs to drop them.
+   */
+  surfacePairsPossible: boolean;
 }
 
 // One checker per collision mesh, so repeated checks on one model reuse its buffers.
@@ -78,10 +84,22 @@ function checkerOf(mesh: CollisionMesh): Checker {
         return list;
       }),
       scratch: new PairScratch(),
+      surfacePairsPossible: surfacePairsPossible(mesh),
     };
     checkers.set(mesh, checker);
   }
   return checker;
+}
+
+function surfacePairsPossible(mesh: CollisionMesh): boolean {
+  const withPrimitives = new Set<number>();
+  for (const v of mesh.vertices) {
+    const g = mesh.groupOfNode[v];
+    if (g < 0) continue;
+    if (mesh.groups[g].selfContact) return true;
+    withPrimitives.add(g);
+  }
+  return withPrimitives.size >= 2;
 }
 
 /**
@@ -111,16 +129,19 @@ export function findIntersection(mesh: CollisionMesh, x: Float64Array): Intersec
   const checker = checkerOf(mesh);
   const bp = checker.broadPhase;
   const E = mesh.edges, T = mesh.triangles;
+  const surfaces = checker.surfacePairsPossible;
 
   // (a) edges through triangles.
-  bp.findEdgeTriangleCandidates(x);
-  for (let k = 0; k < bp.edgeTriangleCount; k++) {
-    const e = bp.edgeTrianglePairs[2 * k], t = bp.edgeTrianglePairs[2 * k + 1];
-    const p = E[2 * e], q = E[2 * e + 1];
-    const a = T[3 * t], b = T[3 * t + 1], c = T[3 * t + 2];
-    if (skippedBySelfContact(mesh, p, a)) continue;
-    if (segmentIntersectsTriangle(x, p, q, a, b, c)) {
-      return { kind: 'edge-triangle', message: `${describeEdge(mesh, e)} intersects ${describeTriangle(mesh, t)}` };
+  if (surfaces) {
+    bp.findEdgeTriangleCandidates(x);
+    for (let k = 0; k < bp.edgeTriangleCount; k++) {
+      const e = bp.edgeTrianglePairs[2 * k], t = bp.edgeTrianglePairs[2 * k + 1];
+      const p = E[2 * e], q = E[2 * e + 1];
+      const a = T[3 * t], b = T[3 * t + 1], c = T[3 * t + 2];
+      if (skippedBySelfContact(mesh, p, a)) continue;
+      if (segmentIntersectsTriangle(x, p, q, a, b, c)) {
+        return { kind: 'edge-triangle', message: `${describeEdge(mesh, e)} intersects ${describeTriangle(mesh, t)}` };
+      }
     }
   }
 
@@ -136,6 +157,8 @@ export function findIntersection(mesh: CollisionMesh, x: Float64Array): Intersec
       }
     }
   }
+
+  if (!surfaces) return null;
 
   // (c) pairs touching exactly: boxes without inflation list every pair at distance 0.
   bp.findProximityCandidates(x, 0);
