@@ -100,6 +100,8 @@ export class Dynamics {
   private readonly forceBuffer: Float64Array;
   private readonly productBuffer: Float64Array;
   private readonly stageBuffer: Float64Array;
+  /** The displacements of the start candidates tried by the running startFromPredictor (allocated as needed). */
+  private readonly candidateSteps: Float64Array[] = [];
 
   constructor(
     readonly model: Model,
@@ -263,7 +265,7 @@ export class Dynamics {
   private minimize(xTilde: Float64Array, c: number, x: Float64Array, stepH: number, residualTest: boolean, counters: SolveCounters): NewtonResult {
     this.ip.predictor.set(xTilde);
     this.ip.weight = c;
-    const startEnergy = this.startFromPredictor(x);
+    const startEnergy = this.startFromPredictor(x, this.settings.tolerance * stepH);
     // The adaptive stiffness may change kappa at the start, and with it the objective.
     const adaptive = this.adaptiveStiffness;
     adaptive?.beginSolve(this.ip, x);
@@ -304,9 +306,13 @@ export class Dynamics {
    * - each body turned rigidly by the rotation in its displacement xTilde - x (RigidPredictor), about its centre of
    *   mass or about its screw axis (a body on a hinge): xTilde stretches a spinning body (by 11.8 % at 0.5 rad per
    *   step, the rotating cubes), which Newton must first undo; these starts leave the body's shape as it is.
+   * A candidate within Newton's tolerance of the start or of a candidate already tried (|dx - dx'|_inf <= `within`,
+   * i.e. tol h) is not tried: Newton's answer from either is the same to its tolerance, and a body at rest (the balls
+   * between and after their bounces: every candidate within round-off of x_n) then costs no filter query and no
+   * energy.
    * Returns the objective at the chosen start (Newton's first energy).
    */
-  private startFromPredictor(x: Float64Array): number {
+  private startFromPredictor(x: Float64Array, within: number): number {
     const { constrained, mass } = this.model;
     const start = this.startBuffer;
     start.set(x);
@@ -314,13 +320,17 @@ export class Dynamics {
     this.gradient(start, force);
     const xt = this.ip.predictor;
     const c = this.ip.weight;
-    const dx = this.gradBuffer;
     const trial = this.productBuffer;
     const rigid = this.rigid;
     const turned = this.turnedBuffer;
     let best = this.ip.value(start);
     const candidates = rigid.applies ? START_CANDIDATES : LINEAR_START_CANDIDATES;
+    const steps = this.candidateSteps;
+    let tried = 0;
     for (const kind of candidates) {
+      // Built in the next free slot, where it stays only when it is tried.
+      steps[tried] ??= new Float64Array(this.n);
+      const dx = steps[tried];
       if (kind === 'predictor' || kind === 'explicit') {
         const withForce = kind === 'explicit';
         for (let d = 0; d < this.n; d++) dx[d] = constrained[d] ? 0 : xt[d] - start[d] - (withForce ? (c * force[d]) / mass[d] : 0);
@@ -329,6 +339,8 @@ export class Dynamics {
         rigid.predict(start, dx, turned, kind === 'screw');
         for (let d = 0; d < this.n; d++) dx[d] = constrained[d] ? 0 : turned[d] - start[d];
       }
+      if (within > 0 && nearAny(dx, steps, tried, within)) continue;
+      tried++;
       const t = this.ip.maxStep(start, dx);
       if (!(t > 0)) continue;
       for (let d = 0; d < this.n; d++) trial[d] = start[d] + t * dx[d];
@@ -341,4 +353,15 @@ export class Dynamics {
     return best;
   }
 
+}
+
+/** Whether |dx|_inf <= within or |dx - tried[i]|_inf <= within for some i < count (NaN is near nothing). */
+function nearAny(dx: Float64Array, tried: readonly Float64Array[], count: number, within: number): boolean {
+  for (let i = -1; i < count; i++) {
+    const other = i < 0 ? null : tried[i];
+    let d = 0;
+    while (d < dx.length && Math.abs(dx[d] - (other ? other[d] : 0)) <= within) d++;
+    if (d === dx.length) return true;
+  }
+  return false;
 }
