@@ -5,6 +5,7 @@ import { toRunOptions } from '../src/io/scene-files.js';
 import { buildModel } from '../src/scene/build.js';
 import { validateScene } from '../src/scene/validate.js';
 import { simulate } from '../src/sim/simulate.js';
+import { makeIntegrator, tightSettings } from './helpers.js';
 
 /** A 5 cm cube (3^3 cells) spinning at `spin` rad/s about z, about its centre or about its fixed lower-left edge. */
 function spinningCube(opts: { hinged: boolean; spin: number; youngsModulus?: number; duration?: number; integrator?: string }) {
@@ -109,3 +110,26 @@ function simulateWithRows(model: ReturnType<typeof spinningCube>['model'], optio
   });
   return { summary, metrics };
 }
+
+test('start candidates within tol h of the start or of each other are not evaluated; a spinning body tries them all', () => {
+  const counts = (spin: number) => {
+    const { model } = spinningCube({ hinged: false, spin });
+    const { dyn, integrator } = makeIntegrator(model, 'implicit-euler', {}, tightSettings({ tolerance: 0.01 }));
+    let values = 0;
+    let filters = 0;
+    const value = dyn.ip.value.bind(dyn.ip);
+    const maxStep = dyn.ip.maxStep.bind(dyn.ip);
+    dyn.ip.value = (x) => (values++, value(x));
+    dyn.ip.maxStep = (x, dx) => (filters++, maxStep(x, dx));
+    const state = { x: new Float64Array(model.x0), v: new Float64Array(model.v0), t: 0 };
+    const counters = { newtonIterations: 0, linearIterations: 0, unconverged: 0 };
+    integrator.step(state, 1 / 30, counters);
+    return { values, filters, newton: counters.newtonIterations };
+  };
+  // At rest without gravity every candidate is the start itself: one energy at the start, then Newton's one step.
+  assert.deepEqual(counts(0), { values: 2, filters: 1, newton: 0 });
+  // Spinning: predictor, explicit step (the same as the predictor without forces: skipped), turned, screw (the same
+  // rotation about the same centre: skipped), then Newton's steps.
+  const spinning = counts(15);
+  assert.ok(spinning.filters - spinning.newton - 1 === 2, `filter queries ${spinning.filters} for ${spinning.newton} Newton iterations`);
+});
