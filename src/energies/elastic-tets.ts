@@ -740,6 +740,9 @@ function firstInversionTime(x: Float64Array, dx: Float64Array, tets: Uint32Array
     triple(p0, p1, p2, b0, b1, b2, r0, r1, r2) +
     triple(p0, p1, p2, q0, q1, q2, c0, c1, c2);
   const k3 = triple(p0, p1, p2, q0, q1, q2, r0, r1, r2);
+  // Most tets are far from inverting: f(s) >= k0 - |k1| s - |k2| s^2 - |k3| s^3 > 0 on [0, sMax] (kept a margin above
+  // round-off) settles them without the critical points.
+  if (k0 - sMax * (Math.abs(k1) + sMax * (Math.abs(k2) + sMax * Math.abs(k3))) > 1e-9 * k0) return sMax;
 
   // Critical points: roots of 3 k3 s^2 + 2 k2 s + k1 inside (0, sMax), sorted.
   let c1s = sMax;
