@@ -252,14 +252,15 @@ export class BarrierPotential implements PotentialTerm {
   // ---- line-search filter -----------------------------------------------------------------------------------
 
   /**
-   * The largest t <= 1 such that no pair touches on the way from x to x + t dx: the obstacle pairs first (closed
+   * The largest t <= limit (at most 1) such that no pair touches on the way from x to x + t dx: the obstacle pairs first (closed
    * forms, cheap, and a shorter t shrinks the sweeps), then additive CCD for surface pairs. Pairs inside one body
    * are swept in the body's own frame (its mean displacement removed), which keeps a fast-moving body's boxes small.
    */
-  maxStep(x: Float64Array, dx: Float64Array): number {
+  maxStep(x: Float64Array, dx: Float64Array, limit = 1): number {
     const t0 = performance.now();
     this.blocked = null;
-    let t = 1;
+    if (!(limit > 0)) return 0; // held by another term already (which explains it)
+    let t = Math.min(1, limit);
     for (const list of this.obstaclePairs) {
       for (let k = 0; k < list.count; k++) t = this.pairStep(list, k, x, dx, t);
     }

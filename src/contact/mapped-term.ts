@@ -184,10 +184,10 @@ export class MappedTerm<T extends PotentialTerm = PotentialTerm> implements Pote
     }
   }
 
-  maxStep(q: Float64Array, dq: Float64Array): number {
-    if (!this.inner.maxStep) return 1;
+  maxStep(q: Float64Array, dq: Float64Array, limit = 1): number {
+    if (!this.inner.maxStep) return limit;
     vertexPositions(this.map, dq, this.dy);
-    return this.inner.maxStep(this.vertices(q), this.dy);
+    return this.inner.maxStep(this.vertices(q), this.dy, limit);
   }
 
   explainBlockedStep(q: Float64Array): string | undefined {

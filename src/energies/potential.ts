@@ -46,9 +46,11 @@ export interface PotentialTerm {
 
   /**
    * Line-search filter: the largest t in (0, 1] such that x + s dx stays feasible for every s in [0, t]
-   * (no inversion, later no collision). Terms without feasibility constraints omit it.
+   * (no inversion, later no collision). Terms without feasibility constraints omit it. `limit` (default 1) is what
+   * the terms asked before allow already: a term may return `limit` as soon as it knows it allows at least that, and
+   * need not look beyond it (the contact sweeps then cover only the part of the step the tets allow).
    */
-  maxStep?(x: Float64Array, dx: Float64Array): number;
+  maxStep?(x: Float64Array, dx: Float64Array, limit?: number): number;
 
   /** When the last maxStep returned 0: which primitive held it there, for the error message. */
   explainBlockedStep?(x: Float64Array): string | undefined;

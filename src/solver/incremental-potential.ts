@@ -121,10 +121,14 @@ export class IncrementalPotential {
     return H;
   }
 
-  /** Largest step fraction along dx that every term accepts (inversion, later collisions). */
+  /**
+   * Largest step fraction along dx that every term accepts (inversion, later collisions). Each term is told what
+   * the ones before it allow: the cheap element filters come first (model order), so contact, last, sweeps only
+   * that much of the step (an explicit start candidate on a deformed body may invert a tet at 1e-4 of its step).
+   */
   maxStep(x: Float64Array, dx: Float64Array): number {
     let t = 1;
-    for (const term of this.allTerms) if (term.maxStep) t = Math.min(t, term.maxStep(x, dx));
+    for (const term of this.allTerms) if (term.maxStep) t = Math.min(t, term.maxStep(x, dx, t));
     return t;
   }
 
