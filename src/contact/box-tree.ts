@@ -27,6 +27,11 @@ export class BoxTree {
   private readonly groupLo: Int32Array;
   private readonly groupHi: Int32Array;
   readonly box: Float64Array;
+  /**
+   * The primitives' boxes in leaf order (copied by refit): a leaf's boxes are then adjacent in memory, and the
+   * primitive pairs of two leaves are tested without a lookup per box.
+   */
+  private readonly leafBoxes: Float64Array;
   private nodes = 0;
   private stack = new Int32Array(256);
 
@@ -44,6 +49,7 @@ export class BoxTree {
     this.groupLo = new Int32Array(capacity);
     this.groupHi = new Int32Array(capacity);
     this.box = new Float64Array(6 * capacity);
+    this.leafBoxes = new Float64Array(6 * n);
     if (n > 0) this.build(0, n, centers, group);
   }
 
@@ -100,7 +106,11 @@ export class BoxTree {
 
   /** Sets every node's box from the primitives' boxes (6 numbers each: min xyz, max xyz). */
   refit(primitiveBoxes: Float64Array): void {
-    const box = this.box;
+    const box = this.box, leafBoxes = this.leafBoxes, order = this.order;
+    for (let i = 0; i < order.length; i++) {
+      const p = 6 * order[i], o = 6 * i;
+      for (let d = 0; d < 6; d++) leafBoxes[o + d] = primitiveBoxes[p + d];
+    }
     // Children are created after their parent, so a reverse sweep sees them first.
     for (let node = this.nodes - 1; node >= 0; node--) {
       const o = 6 * node;
@@ -109,10 +119,10 @@ export class BoxTree {
         box.fill(Infinity, o, o + 3);
         box.fill(-Infinity, o + 3, o + 6);
         for (let i = this.start[node], e = i + this.count[node]; i < e; i++) {
-          const p = 6 * this.order[i];
+          const p = 6 * i;
           for (let d = 0; d < 3; d++) {
-            if (primitiveBoxes[p + d] < box[o + d]) box[o + d] = primitiveBoxes[p + d];
-            if (primitiveBoxes[p + 3 + d] > box[o + 3 + d]) box[o + 3 + d] = primitiveBoxes[p + 3 + d];
+            if (leafBoxes[p + d] < box[o + d]) box[o + d] = leafBoxes[p + d];
+            if (leafBoxes[p + 3 + d] > box[o + 3 + d]) box[o + 3 + d] = leafBoxes[p + 3 + d];
           }
         }
       } else {
@@ -129,7 +139,7 @@ export class BoxTree {
    * Every pair (p of this tree, q of `other`) whose primitive boxes overlap; with other === this, every unordered
    * pair of distinct primitives once. Both trees must be refitted. `filter` prunes subtree pairs by group range.
    */
-  pairs(other: BoxTree, boxesA: Float64Array, boxesB: Float64Array, filter: GroupFilter, visit: PairVisitor): void {
+  pairs(other: BoxTree, filter: GroupFilter, visit: PairVisitor): void {
     if (this.nodes === 0 || other.nodes === 0) return;
     const self = other === this;
     let stack = this.stack;
@@ -143,7 +153,7 @@ export class BoxTree {
       if (!(self && i === j) && !overlap(this.box, 6 * i, other.box, 6 * j)) continue;
       const li = this.left[i], lj = other.left[j];
       if (li < 0 && lj < 0) {
-        this.leafPairs(i, other, j, self && i === j, boxesA, boxesB, visit);
+        this.leafPairs(i, other, j, self && i === j, visit);
         continue;
       }
       if (top + 8 > stack.length) {
@@ -166,14 +176,16 @@ export class BoxTree {
     }
   }
 
-  private leafPairs(i: number, other: BoxTree, j: number, same: boolean, boxesA: Float64Array, boxesB: Float64Array, visit: PairVisitor): void {
+  private leafPairs(i: number, other: BoxTree, j: number, same: boolean, visit: PairVisitor): void {
     const a0 = this.start[i], a1 = a0 + this.count[i];
     const b0 = other.start[j], b1 = b0 + other.count[j];
+    const A = this.leafBoxes, B = other.leafBoxes;
     for (let s = a0; s < a1; s++) {
-      const p = this.order[s];
+      const o = 6 * s;
+      const x0 = A[o], y0 = A[o + 1], z0 = A[o + 2], x1 = A[o + 3], y1 = A[o + 4], z1 = A[o + 5];
       for (let t = same ? s + 1 : b0; t < b1; t++) {
-        const q = other.order[t];
-        if (overlap(boxesA, 6 * p, boxesB, 6 * q)) visit(p, q);
+        const p = 6 * t;
+        if (x0 <= B[p + 3] && B[p] <= x1 && y0 <= B[p + 4] && B[p + 1] <= y1 && z0 <= B[p + 5] && B[p + 2] <= z1) visit(this.order[s], other.order[t]);
       }
     }
   }

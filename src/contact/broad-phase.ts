@@ -424,8 +424,8 @@ export class SpatialHashBroadPhase {
     triangle.refit(this.triangleBoxes);
     this.vertexTriangleCount = 0;
     this.edgeEdgeCount = 0;
-    vertex.pairs(triangle, this.vertexBoxes, this.triangleBoxes, this.groupFilter, this.visitVertexTriangle);
-    edge.pairs(edge, this.edgeBoxes, this.edgeBoxes, this.groupFilter, this.visitEdgeEdge);
+    vertex.pairs(triangle, this.groupFilter, this.visitVertexTriangle);
+    edge.pairs(edge, this.groupFilter, this.visitEdgeEdge);
   }
 
   /** Whether the running query skips pairs between groups ga and gb (see PairKind). */
