@@ -308,10 +308,11 @@ export class Dynamics {
    * - each body turned rigidly by the rotation in its displacement xTilde - x (RigidPredictor), about its centre of
    *   mass or about its screw axis (a body on a hinge): xTilde stretches a spinning body (by 11.8 % at 0.5 rad per
    *   step, the rotating cubes), which Newton must first undo; these starts leave the body's shape as it is.
-   * A candidate within Newton's tolerance of the start or of a candidate already tried (|dx - dx'|_inf <= `within`,
-   * i.e. tol h) is not tried: Newton's answer from either is the same to its tolerance, and a body at rest (the balls
-   * between and after their bounces: every candidate within round-off of x_n) then costs no filter query and no
-   * energy.
+   * A candidate within Newton's tolerance of one already tried (|dx - dx'|_inf <= `within`, i.e. tol h) is not
+   * tried: Newton's answer from either is the same to its tolerance, and a body at rest (the balls between and after
+   * their bounces, where all four are within round-off of each other) then costs one filter query and one energy
+   * instead of four. The predictor itself is always tried, even that close to x_n, so Newton never starts
+   * farther from x~ than it did before candidates were skipped.
    * Returns the objective at the chosen start (Newton's first energy).
    */
   private startFromPredictor(x: Float64Array, within: number): number {
@@ -362,12 +363,12 @@ export class Dynamics {
 
 }
 
-/** Whether |dx|_inf <= within or |dx - tried[i]|_inf <= within for some i < count (NaN is near nothing). */
+/** Whether |dx - tried[i]|_inf <= within for some i < count (NaN is near nothing). */
 function nearAny(dx: Float64Array, tried: readonly Float64Array[], count: number, within: number): boolean {
-  for (let i = -1; i < count; i++) {
-    const other = i < 0 ? null : tried[i];
+  for (let i = 0; i < count; i++) {
+    const other = tried[i];
     let d = 0;
-    while (d < dx.length && Math.abs(dx[d] - (other ? other[d] : 0)) <= within) d++;
+    while (d < dx.length && Math.abs(dx[d] - other[d]) <= within) d++;
     if (d === dx.length) return true;
   }
   return false;
