@@ -55,6 +55,8 @@ interface DemoRun {
   plots: RunPlots;
   summary: RunSummary | null;
   error: string | null;
+  /** The worker's send times (ms into its computation) of frame 1 and of the end, when they have arrived. */
+  sent: { secondFrame: number; done: number };
   startedAt: number;
   shown: number;
 }
@@ -120,10 +122,12 @@ function receive(message: WorkerMessage): void {
       break;
     case 'frame':
       run.frames[message.index] = message.positions;
+      if (message.index === 1) run.sent.secondFrame = message.sentMs;
       if (message.index === 0) frameCamera(run);
       break;
     case 'done':
       run.summary = message.summary;
+      run.sent.done = message.sentMs;
       finished?.();
       break;
     case 'error':
@@ -242,7 +246,7 @@ async function run(start: StartMessage): Promise<void> {
     player.pause();
     player.seek(t);
   });
-  current = { start, ready: null, metrics: new MetricsSeries(), frames: [], drawing: null, plots, summary: null, error: null, startedAt: performance.now(), shown: -1 };
+  current = { start, ready: null, metrics: new MetricsSeries(), frames: [], drawing: null, plots, summary: null, error: null, sent: { secondFrame: NaN, done: NaN }, startedAt: performance.now(), shown: -1 };
   note.textContent = `${catalog?.scenes.find((s) => s.name === start.scene)?.note ?? ''}. Computed in this tab by vivace's TypeScript core in a Web Worker, played as it computes.`;
   player.seek(0);
   player.play();
@@ -293,6 +297,7 @@ const ready = init().catch((err) => {
     done: current?.summary !== null && current !== null,
     error: current?.error ?? null,
     summary: current?.summary ?? null,
+    sent: current?.sent ?? null,
   }),
   series: () => (current ? { t: current.metrics.columns.t, total: current.metrics.columns.total, kinetic: current.metrics.columns.kinetic, alpha: current.metrics.columns.alpha } : null),
   setTime: (t: number) => {

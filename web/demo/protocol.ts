@@ -47,11 +47,15 @@ export interface FrameMessage {
   index: number;
   t: number;
   positions: Float32Array;
+  /** When the worker sent it, in ms since the run started computing (the tests check that frames stream out). */
+  sentMs: number;
 }
 
 export interface DoneMessage {
   type: 'done';
   summary: RunSummary;
+  /** When the worker sent it, in ms since the run started computing. */
+  sentMs: number;
 }
 
 export interface ErrorMessage {

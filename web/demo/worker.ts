@@ -99,15 +99,16 @@ function run(start: StartMessage): void {
     rows.push(r.t, r.kinetic, r.potential, contact ?? NaN, r.total, r.target, r.alpha); // the order of SERIES
     if (performance.now() - lastPost > 50) flush();
   };
+  const computeStart = performance.now();
   const { summary } = simulate(model, options, {
     step: onStep,
     frame: (index, t, x) => {
       flush();
       gatherVertices(vertexMap, x, nodes, mapped);
       const positions = Float32Array.from(mapped);
-      post({ type: 'frame', index, t, positions }, [positions.buffer]);
+      post({ type: 'frame', index, t, positions, sentMs: performance.now() - computeStart }, [positions.buffer]);
     },
   });
   flush();
-  post({ type: 'done', summary });
+  post({ type: 'done', summary, sentMs: performance.now() - computeStart });
 }
