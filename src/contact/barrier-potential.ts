@@ -252,8 +252,8 @@ export class BarrierPotential implements PotentialTerm {
   // ---- line-search filter -----------------------------------------------------------------------------------
 
   /**
-   * The largest t <= limit (at most 1) such that no pair touches on the way from x to x + t dx: the obstacle pairs first (closed
-   * forms, cheap, and a shorter t shrinks the sweeps), then additive CCD for surface pairs. Pairs inside one body
+   * The largest t <= limit (at most 1) such that no pair touches on the way from x to x + t dx: the obstacle pairs
+   * first (closed forms, cheap, and a shorter t shrinks the sweeps), then additive CCD for surface pairs. Pairs inside one body
    * are swept in the body's own frame (its mean displacement removed), which keeps a fast-moving body's boxes small.
    */
   maxStep(x: Float64Array, dx: Float64Array, limit = 1): number {

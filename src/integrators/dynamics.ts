@@ -310,7 +310,7 @@ export class Dynamics {
    *   step, the rotating cubes), which Newton must first undo; these starts leave the body's shape as it is.
    * A candidate within Newton's tolerance of one already tried (|dx - dx'|_inf <= `within`, i.e. tol h) is not
    * tried: Newton's answer from either is the same to its tolerance, and a body at rest (the balls between and after
-   * their bounces, where all four are within round-off of each other) then costs one filter query and one energy
+   * their bounces, where all four lie within tol h of each other) then costs one filter query and one energy
    * instead of four. The predictor itself is always tried, even that close to x_n, so Newton never starts
    * farther from x~ than it did before candidates were skipped.
    * Returns the objective at the chosen start (Newton's first energy).
