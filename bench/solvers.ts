@@ -5,7 +5,8 @@
  *
  *   npx tsx bench/solvers.ts                 # cube (10^3 cells) and bar (20x20x10)
  *   npx tsx bench/solvers.ts --big           # also 30^3 cells (h = 1/120), slow
- *   npx tsx bench/solvers.ts --cases armadillo   # the suspended armadillo's first Newton matrix (95k unknowns)
+ *   npx tsx bench/solvers.ts --cases armadillo   # the suspended armadillo's first Newton matrix (95k unknowns); also
+ *                                                # bunny (bunny-stairs, 20k) and ball (bouncing-ball-soft, 5k)
  *   npx tsx bench/solvers.ts --mtx DIR       # also writes each matrix as Matrix Market (lower triangle)
  *   npx tsx bench/solvers.ts --mtx DIR --anchor /tmp/cholmod-bench   # and times CHOLMOD on it in the same run
  *   npx tsx bench/solvers.ts --reps 5 --js-kernel --ordering amd|nd|auto --cases cube,bar --no-pcg
@@ -47,7 +48,7 @@ const BOX_CASES: BoxCase[] = [
 ];
 
 /** Cases built from a scene: the Newton matrix M/h^2 + Hessian (PSD-projected) at the initial state. */
-const SCENE_CASES: Record<string, string> = { armadillo: 'suspended-armadillo' };
+const SCENE_CASES: Record<string, string> = { armadillo: 'suspended-armadillo', bunny: 'bunny-stairs', ball: 'bouncing-ball-soft' };
 
 function sceneNewtonMatrix(sceneName: string): BenchMatrix {
   const { scene, baseDir } = loadScene(sceneName);
