@@ -137,6 +137,72 @@ test('projected dP/dF is PSD and equals the Jacobi projection of the exact one',
   assert.ok(psdSeen > 10, `only ${psdSeen} PSD samples`);
 });
 
+/** K(3k + r, 3l + s) = sum_cd D_kc D_ld dPdF[(3r + c), (3s + d)]: a 9x9 dP/dF mapped to a tet's nodes 1-3. */
+function mapToNodes(dPdF: Float64Array, D: Float64Array): Float64Array {
+  const K = new Float64Array(81);
+  for (let k = 0; k < 3; k++)
+    for (let r = 0; r < 3; r++)
+      for (let l = 0; l < 3; l++)
+        for (let s = 0; s < 3; s++) {
+          let sum = 0;
+          for (let c = 0; c < 3; c++) for (let d = 0; d < 3; d++) sum += D[3 * k + c] * D[3 * l + d] * dPdF[9 * (3 * r + c) + 3 * s + d];
+          K[9 * (3 * k + r) + 3 * l + s] = sum;
+        }
+  return K;
+}
+
+test('nodeStiffness (closed form) equals the mapped dP/dF, and declines wherever a filter would change it', () => {
+  const rand = rng(31);
+  const dPdF = new Float64Array(81);
+  const w = new Float64Array(9);
+  const Q = new Float64Array(81);
+  const work = new Float64Array(81);
+  const K = new Float64Array(81 + 5);
+  let checked = 0;
+  for (const nu of [0.3, 0.45]) {
+    for (const material of materialsFor(nu)) {
+      if (!material.nodeStiffness) continue;
+      const samples = sampleGradients(material, rand);
+      // Stretched and rotated: semi-definite dP/dF, where the shortcut must also serve projected Hessians.
+      for (let i = 0; i < 6; i++) samples.push({ F: withSingularValues(rand, [1 + 0.2 * rand(), 1 + 0.1 * rand(), 1 + 0.05 * rand()]), label: `stretched ${i}` });
+      samples.push({ F: withSingularValues(rand, [1, 1, 1]), label: 'rotation' });
+      // Just past the edge: a twist value slightly negative (c < -mu for J < 1), and one just inside it.
+      samples.push({ F: withSingularValues(rand, [1, 1, 0.99]), label: 'slightly compressed' });
+      samples.push({ F: withSingularValues(rand, [1.02, 1.01, 0.999]), label: 'stretched, one axis slightly short' });
+      // Stretched four-fold (c > 0): every pair value is positive but the scaling block is not (nu = 0.3).
+      samples.push({ F: withSingularValues(rand, [4.25, 2.94, 1.15]), label: 'stretched, indefinite scaling block' });
+      let accepted = 0;
+      let declined = 0;
+      for (const { F, label } of samples) {
+        const D = Float64Array.from({ length: 9 }, () => 20 * (2 * rand() - 1)); // Dm^-1 of a tet about 5 cm across
+        material.stressDerivative(F, dPdF);
+        const exact = mapToNodes(dPdF, D);
+        const scale = maxAbs(exact);
+        assert.ok(material.nodeStiffness(F, D, 0, false, K, 5), `${material.model} ${label}: unfiltered shortcut declined`);
+        assert.ok(maxAbsDiff(K.subarray(5), exact) < 1e-11 * scale, `${material.model} ${label}: closed form != mapped dP/dF`);
+        symmetricEigen(dPdF, 9, w, Q, work);
+        const semiDefinite = Math.min(...w) >= -1e-10 * maxAbs(dPdF);
+        for (const filter of ['clamp', 'abs'] as const) {
+          K.fill(NaN);
+          if (!material.nodeStiffness(F, D, 0, filter, K, 5)) {
+            assert.ok(Number.isNaN(K[5]), `${material.model} ${label}: a declined call wrote K`);
+            declined++;
+            continue;
+          }
+          accepted++;
+          assert.ok(semiDefinite, `${material.model} ${label} (${filter}): shortcut taken for an indefinite dP/dF (eigenvalue ${Math.min(...w)})`);
+          material.projectedStressDerivative(F, dPdF, filter);
+          assert.ok(maxAbsDiff(K.subarray(5), mapToNodes(dPdF, D)) < 1e-9 * scale, `${material.model} ${label} (${filter}): shortcut != projected route`);
+          material.stressDerivative(F, dPdF);
+        }
+        checked++;
+      }
+      assert.ok(accepted >= 10 && declined >= 10, `${material.model} nu ${nu}: ${accepted} filtered calls took the shortcut, ${declined} declined`);
+    }
+  }
+  assert.ok(checked > 0, 'no material has nodeStiffness');
+});
+
 test('rest state: zero energy, zero stress, and the small-strain Hessian of linear elasticity', () => {
   const I = Float64Array.from([1, 0, 0, 0, 1, 0, 0, 0, 1]);
   const P = new Float64Array(9);

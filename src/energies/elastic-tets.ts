@@ -222,10 +222,12 @@ class TetKernel {
    * A direction u v^T of F-space maps to the 9-vector u (x) w on nodes 1-3, w = Dm^{-1} v (entry 3k + r is
    * u_r w_k). The stiffness is sum_m g_m y_m^T over the directions g_m: the three scaling directions u_i (x) w_i
    * with y = (block g)_i, and the nonzero flips and twists (u_i (x) w_j +- u_j (x) w_i)/sqrt2 with y = value * g.
+   * A material with a closed form (Material.nodeStiffness) skips all this where the filter would change nothing.
    */
   stiffness(e: number, project: false | EigenvalueFilter, K: Float64Array, ko: number): void {
     const es = this.eigensystem;
     const material = this.material;
+    if (material.nodeStiffness?.(this.F, this.arrays.dmInverse, 9 * e, project, K, ko)) return;
     if (material.stressUsesSvd) material.hessianEigensystem(this.F, project, es, this.principalFrame(e));
     else material.hessianEigensystem(this.F, project, es);
     const { U, V, block, pairs } = es;

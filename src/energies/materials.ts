@@ -78,6 +78,15 @@ export interface Material {
    * replaced by their absolute value ('abs').
    */
   hessianEigensystem(F: ArrayLike<number>, project: false | EigenvalueFilter, es: HessianEigensystem, svd?: Svd3Factors): void;
+  /**
+   * Optional shortcut past the eigensystem: the stiffness of a tet's nodes 1-3 per unit rest volume (9x9, entry
+   * (3k + r, 3l + s) couples node k+1 coordinate r with node l+1 coordinate s; `D` holds Dm^{-1} row-major at
+   * `dOffset`) in closed form, without an SVD. Returns false, writing nothing, when it cannot tell cheaply that
+   * `project` would leave dP/dF unchanged (an indefinite dP/dF, or one it cannot prove semi-definite); the caller
+   * then builds the stiffness from hessianEigensystem. Where it returns true the result equals that route's up to
+   * round-off.
+   */
+  nodeStiffness?(F: ArrayLike<number>, D: Float64Array, dOffset: number, project: false | EigenvalueFilter, K: Float64Array, ko: number): boolean;
 }
 
 /** Output of Material.hessianEigensystem; allocate once per caller and reuse. */
@@ -282,6 +291,8 @@ export class NeoHookeanMaterial extends IsotropicMaterial {
   readonly model = 'neo-hookean' as const;
   readonly blocksInversion = true;
   private readonly cof = new Float64Array(9);
+  /** nodeStiffness' scratch: A = F^{-T} Dm^{-T}, row-major. */
+  private readonly nodeFrame = new Float64Array(9);
 
   energyDensity(F: ArrayLike<number>): number {
     const J = det3(F);
@@ -316,6 +327,77 @@ export class NeoHookeanMaterial extends IsotropicMaterial {
           for (let l = 0; l < 3; l++)
             out[9 * (3 * i + j) + 3 * k + l] =
               (i === k && j === l ? this.mu : 0) + lam * G[3 * i + j] * G[3 * k + l] - c * G[3 * i + l] * G[3 * k + j];
+  }
+
+  /**
+   * With G = F^{-T}, c = lambda ln J - mu and A = G Dm^{-T} (A_rk = sum_j G_rj (Dm^{-1})_kj), the closed form of
+   * stressDerivative mapped to the nodes is K(3k + r, 3l + s) = mu delta_rs (Dm^{-1} Dm^{-T})_kl + lambda A_rk A_sl
+   * - c A_rl A_sk: about a tenth of the arithmetic of the eigensystem route, and no SVD.
+   *
+   * The eigenvalues (principalHessian) are all >= 0, so any filter leaves dP/dF as it is, when
+   * - every pair value mu -+ c / (s_i s_j) is: s_i s_j >= |c| / mu for the smallest product s1 s2 = J / s0;
+   * - the scaling block mu I - c diag(1 / s_i^2) + lambda w w^T (w_i = 1 / s_i) is, which holds when
+   *   mu - c / s_i^2 >= 0 for every i: always for c <= 0, else s_min^2 >= c / mu with s_min = J / (s0 s1) >= J / s0^2.
+   * Both need only an upper bound on s0^2 = lambda_max(F^T F): Gershgorin's largest absolute row sum of F^T F,
+   * tight near a rotation. So the test passes for stretched tets and fails for compressed ones, whose twist values
+   * mu + c / (s_i s_j) go negative (c < -mu when J < 1); those take the eigensystem route and its projection.
+   */
+  nodeStiffness(F: ArrayLike<number>, D: Float64Array, o: number, project: false | EigenvalueFilter, K: Float64Array, ko: number): boolean {
+    const cof = cofactor3(F, this.cof);
+    const J = F[0] * cof[0] + F[1] * cof[1] + F[2] * cof[2];
+    const mu = this.mu;
+    const lam = this.lambda;
+    const c = lam * Math.log(J) - mu;
+    if (project) {
+      const c00 = F[0] * F[0] + F[3] * F[3] + F[6] * F[6];
+      const c11 = F[1] * F[1] + F[4] * F[4] + F[7] * F[7];
+      const c22 = F[2] * F[2] + F[5] * F[5] + F[8] * F[8];
+      const c01 = Math.abs(F[0] * F[1] + F[3] * F[4] + F[6] * F[7]);
+      const c02 = Math.abs(F[0] * F[2] + F[3] * F[5] + F[6] * F[8]);
+      const c12 = Math.abs(F[1] * F[2] + F[4] * F[5] + F[7] * F[8]);
+      const s0Squared = Math.max(c00 + c01 + c02, c11 + c01 + c12, c22 + c02 + c12);
+      const ratio = Math.abs(c) / mu;
+      if (!((J * J) / s0Squared >= ratio * ratio)) return false;
+      if (c > 0) {
+        const sMin = J / s0Squared;
+        if (!(sMin * sMin >= c / mu)) return false;
+      }
+    }
+    const A = this.nodeFrame;
+    const invJ = 1 / J;
+    for (let k = 0; k < 3; k++) {
+      const d0 = D[o + 3 * k];
+      const d1 = D[o + 3 * k + 1];
+      const d2 = D[o + 3 * k + 2];
+      A[k] = invJ * (cof[0] * d0 + cof[1] * d1 + cof[2] * d2);
+      A[3 + k] = invJ * (cof[3] * d0 + cof[4] * d1 + cof[5] * d2);
+      A[6 + k] = invJ * (cof[6] * d0 + cof[7] * d1 + cof[8] * d2);
+    }
+    for (let k = 0; k < 3; k++) {
+      for (let l = 0; l < 3; l++) {
+        const m = mu * (D[o + 3 * k] * D[o + 3 * l] + D[o + 3 * k + 1] * D[o + 3 * l + 1] + D[o + 3 * k + 2] * D[o + 3 * l + 2]);
+        const a0k = lam * A[k];
+        const a1k = lam * A[3 + k];
+        const a2k = lam * A[6 + k];
+        const b0k = c * A[k];
+        const b1k = c * A[3 + k];
+        const b2k = c * A[6 + k];
+        const a0l = A[l];
+        const a1l = A[3 + l];
+        const a2l = A[6 + l];
+        const row = ko + 27 * k + 3 * l; // entry (3k + r, 3l + s) at row + 9 r + s
+        K[row] = m + a0k * a0l - b0k * a0l;
+        K[row + 1] = a0k * a1l - b1k * a0l;
+        K[row + 2] = a0k * a2l - b2k * a0l;
+        K[row + 9] = a1k * a0l - b0k * a1l;
+        K[row + 10] = m + a1k * a1l - b1k * a1l;
+        K[row + 11] = a1k * a2l - b2k * a1l;
+        K[row + 18] = a2k * a0l - b0k * a2l;
+        K[row + 19] = a2k * a1l - b1k * a2l;
+        K[row + 20] = m + a2k * a2l - b2k * a2l;
+      }
+    }
+    return true;
   }
 
   protected principalHessian(s0: number, s1: number, s2: number, J: number): void {
