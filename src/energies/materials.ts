@@ -17,7 +17,9 @@
  * works the same way: |block| and the pair values' magnitudes are |dP/dF|. Each material writes the two quotients in a
  * form simplified by hand, so repeated singular values (s_i = s_j) cost no division by zero. The element loop
  * (ElasticTets) turns the eigensystem into the 12x12 stiffness with a few rank-one updates and never forms the
- * 9x9 matrix. The linear material fits the same form with U = V = I.
+ * 9x9 matrix. The linear material fits the same form with U = V = I. Neo-Hookean also has the stiffness in closed
+ * form (nodeStiffness), without the SVD: the element loop takes it wherever the filter would change nothing (every
+ * exact Hessian, and projected ones of tets it can prove semi-definite): about half of the tet Hessians of a run.
  */
 import { svd3, type Svd3Factors } from '../math/svd3.js';
 import { projectPsdInPlace, psdScratchLength } from '../math/eigen-sym.js';
