@@ -417,7 +417,7 @@ test('adaptive kappa raises a too-soft barrier until the contact holds the weigh
   assert.ok(adaptive.minDistance > 10 * fixed.minDistance, `rests at ${adaptive.minDistance} (fixed kappa: ${fixed.minDistance})`);
 });
 
-test('barrier pattern: blocks of a contact stay in later patterns, so touching again needs no new pattern', () => {
+test('barrier pattern: a pattern built from scratch holds the pairs within reach now; blocks of pairs that parted are dropped', () => {
   const model = nearContactModel();
   const barrier = model.contact!.barrier;
   const bind = () => {
@@ -427,17 +427,18 @@ test('barrier pattern: blocks of a contact stay in later patterns, so touching a
     for (const term of model.terms) term.bindPattern?.(H);
     return H;
   };
+  const apart = bind();
   const near = jittered(model.x0, 5, 5e-4);
-  bind();
   assert.equal(barrier.patternStale(near), true, 'the cubes touch: blocks between them are missing');
   const withContact = bind();
+  assert.ok(withContact.pattern.nnzBlocks > apart.pattern.nnzBlocks);
   assert.equal(barrier.patternStale(near), false);
-  // Lift cube b 5 cm (no pair across the cubes within reach) and rebuild the pattern there.
+  // Lift cube b 5 cm (no pair across the cubes within reach) and build the pattern there.
   const far = Float64Array.from(near);
   const mesh = model.contact!.mesh;
   for (let n = 0; n < model.nNodes; n++) if (mesh.groupOfNode[n] === 1 || new Set(model.bodies[1].tets).has(n)) far[3 * n + 1] += 0.05;
   assert.equal(barrier.patternStale(far), false);
   const afterSeparation = bind();
-  assert.ok(afterSeparation.pattern.nnzBlocks >= withContact.pattern.nnzBlocks, 'the pattern only grows');
-  assert.equal(barrier.patternStale(near), false, 'back in contact: the blocks are still there');
+  assert.equal(afterSeparation.pattern.nnzBlocks, apart.pattern.nnzBlocks, 'the parted contact left no blocks behind');
+  assert.equal(barrier.patternStale(near), true, 'back in contact: a new pattern is needed');
 });

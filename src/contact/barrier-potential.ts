@@ -177,13 +177,20 @@ export class BarrierPotential implements PotentialTerm {
 
   /**
    * Couplings of the pairs within 2 dhat (plus their offset) at the last x given to patternStale (a little room to
-   * approach), and of every pair an earlier pattern had: blocks stay once added, so a pair that separates and
-   * touches again (a vibrating body does this all the time) needs no new pattern, hence no new symbolic analysis
-   * and no forced refactorisation. The pattern only grows, by the contacts the run has actually seen.
+   * approach). Grown from the bound pattern (builder.base), also those of every pair it had: blocks stay, so a pair
+   * that separates and touches again (a vibrating body does this all the time) needs no new pattern, hence no new
+   * symbolic analysis and no forced refactorisation. A pattern built from scratch (the incremental potential does
+   * this every so often) drops the pairs that have parted: kept for good, their blocks add fill to every
+   * factorization for the rest of the run.
    */
   addPattern(builder: PatternBuilder): void {
     const x = this.patternX;
     if (!x) return;
+    if (builder.base === null) {
+      this.patternCliques.length = 0;
+      this.patternKeys.clear();
+      this.boundPattern = null;
+    }
     const fixed = this.mesh.fixedNodes;
     const free = new Int32Array(MAX_STENCIL);
     // Grown from the bound pattern, the builder has every clique added so far: only new ones need adding.

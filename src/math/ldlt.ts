@@ -104,8 +104,8 @@ function defaultRelax(scalarColumns: number): number {
 const ORDERING_RETRY = 16;
 
 /**
- * A pattern that only grew (new contact blocks) keeps the previous permutation while nnz(L) stays within this
- * factor of what the last fresh ordering gave; past it, the next analysis orders afresh.
+ * A changed pattern of the same system (contact blocks came or went) keeps the previous permutation while nnz(L)
+ * stays within this factor of what the last fresh ordering gave; past it, the next analysis orders afresh.
  */
 const REUSED_FILL_SLACK = 1.15;
 
@@ -382,7 +382,6 @@ export class LdltSolver implements LinearSolver {
   private stackOffset = new Int32Array(0);
   /** The analysis of the factor in kernel memory (null when there is none). */
   private factoredWith: LdltSymbolic | null = null;
-  private previousPattern: BsrPattern | null = null;
   /** nnz(L) of the last analysis that computed its ordering, and whether the next one must order afresh. */
   private freshNnzL = 0;
   private reorderNext = false;
@@ -446,21 +445,20 @@ export class LdltSolver implements LinearSolver {
     // A changed pattern of the same system (contacts came or went) keeps the ordering method that won on the
     // previous one: computing both costs more than the rest of the analysis, and a few new blocks rarely flip the
     // choice. Both are tried again every ORDERING_RETRY analyses, as the contacts may have changed the graph a lot.
-    // A pattern that only grew (contacts came) keeps the permutation itself, skipping the ordering altogether,
-    // while the fill stays near what a fresh ordering gave.
+    // Between those, the permutation itself is kept, skipping the ordering altogether, while the fill stays near
+    // what a fresh ordering gave: contact patterns change by a few blocks near the contacts, grown or pruned.
     const previous = this.symbolic;
     const sameSystem = previous !== null && previous.nodes === pattern.n && (this.options.ordering ?? 'auto') === 'auto';
     const retry = this.timing.analyses % ORDERING_RETRY === 0;
-    const grown = sameSystem && !retry && !this.reorderNext && this.previousPattern !== null && containsPattern(pattern, this.previousPattern);
-    const options = grown
+    const reused = sameSystem && !retry && !this.reorderNext;
+    const options = reused
       ? { ...this.options, ordering: previous!.ordering, permutation: previous!.perm }
       : sameSystem && !retry
         ? { ...this.options, ordering: previous!.ordering }
         : this.options;
     const sym = analyzeLdlt(pattern, options);
-    if (!grown) this.freshNnzL = sym.nnzL;
-    this.reorderNext = grown && sym.nnzL > REUSED_FILL_SLACK * this.freshNnzL;
-    this.previousPattern = pattern;
+    if (!reused) this.freshNnzL = sym.nnzL;
+    this.reorderNext = reused && sym.nnzL > REUSED_FILL_SLACK * this.freshNnzL;
     this.symbolic = sym;
     this.timing.analyzeMs += performance.now() - t0;
     this.timing.analyses++;
