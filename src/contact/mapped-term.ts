@@ -86,9 +86,12 @@ export class MappedTerm<T extends PotentialTerm = PotentialTerm> implements Pote
     return stale || !this.Hy;
   }
 
-  /** Grows the vertex-space pattern by the inner term's couplings and adds the DOF cliques they imply. */
+  /**
+   * Grows the vertex-space pattern by the inner term's couplings and adds the DOF cliques they imply; a DOF pattern
+   * built from scratch (no base) builds the vertex-space one from scratch too, so pairs that have parted drop out.
+   */
   addPattern(builder: PatternBuilder): void {
-    const vb = new PatternBuilder(this.map.nVertices, this.vertexPattern);
+    const vb = new PatternBuilder(this.map.nVertices, builder.base === null ? null : this.vertexPattern);
     this.inner.addPattern(vb);
     const pattern = vb.build();
     if (pattern !== this.vertexPattern) {
