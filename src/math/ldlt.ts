@@ -119,22 +119,6 @@ export const ldltTuning = {
   jBlock: 96,
 };
 
-/** True when every block of `inner` is in `outer` (same node count; rows' columns sorted). */
-export function containsPattern(outer: BsrPattern, inner: BsrPattern): boolean {
-  if (outer.n !== inner.n) return false;
-  for (let i = 0; i < inner.n; i++) {
-    let q = outer.rowStart[i];
-    const qEnd = outer.rowStart[i + 1];
-    for (let p = inner.rowStart[i]; p < inner.rowStart[i + 1]; p++) {
-      const c = inner.col[p];
-      while (q < qEnd && outer.col[q] < c) q++;
-      if (q === qEnd || outer.col[q] !== c) return false;
-      q++;
-    }
-  }
-  return true;
-}
-
 /** Symbolic analysis of a pattern for the supernodal Cholesky. */
 export function analyzeLdlt(pattern: BsrPattern, options: LdltOptions = {}): LdltSymbolic {
   const n = pattern.n;
