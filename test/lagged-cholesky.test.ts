@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import { BsrMatrix, PatternBuilder, type BsrPattern } from '../src/math/bsr.js';
+import { DiagonalCorrection } from '../src/math/diagonal-correction.js';
 import { LaggedCholeskySolver } from '../src/math/lagged-cholesky.js';
 import { LdltSolver } from '../src/math/ldlt.js';
 import { NotPositiveDefiniteError } from '../src/math/not-positive-definite.js';
@@ -169,3 +170,126 @@ test('lagged Cholesky: a matrix that is not positive definite is reported as suc
   A.multiply(x, r);
   for (let i = 0; i < r.length; i++) assert.ok(Math.abs(r[i] - b[i]) <= 1e-10, `residual ${r[i] - b[i]} at ${i}`);
 });
+
+/** Adds to A's diagonal block of node v the symmetric 3x3 block s * (u u^T) + t * I (a contact-like stiffening). */
+function stiffen(A: BsrMatrix, v: number, u: readonly number[], s: number, t = 0): void {
+  const o = 9 * A.pattern.diagSlot[v];
+  for (let a = 0; a < 3; a++) for (let c = 0; c < 3; c++) A.values[o + 3 * a + c] += s * u[a] * u[c] + (a === c ? t : 0);
+}
+
+function maxResidual(A: BsrMatrix, x: Float64Array, b: Float64Array): number {
+  const r = new Float64Array(A.size);
+  A.multiply(x, r);
+  let worst = 0;
+  for (let i = 0; i < r.length; i++) worst = Math.max(worst, Math.abs(r[i] - b[i]));
+  return worst;
+}
+
+test('diagonal correction: the old factor plus the Woodbury term inverts a matrix changed on a few diagonal blocks', () => {
+  const A0 = gridMatrix(5, 3, 0.2);
+  const direct = new LdltSolver();
+  const b = Float64Array.from({ length: A0.size }, (_, i) => Math.sin(3 * i + 1));
+  direct.solve(A0, b, new Float64Array(A0.size));
+  const solve = (rhs: Float64Array, out: Float64Array) => direct.solveFactored(rhs, out);
+  const A = new BsrMatrix(A0.pattern);
+  A.values.set(A0.values);
+  // Five nodes stiffen along all three axes (full blocks), one softens: 15 changed DOFs, some changes negative.
+  const nodes = [0, 17, 42, 63, 99];
+  nodes.forEach((v, k) => stiffen(A, v, [1, 0.3 * k, -0.5], 40 + 10 * k, 5));
+  stiffen(A, 77, [0, 1, 0], -3);
+  const correction = new DiagonalCorrection({ maxColumns: 64, columnsPerSolve: 64 });
+  correction.reset(A0);
+  correction.prepare(A, solve);
+  assert.equal(correction.columnsMade, 16, 'three DOFs for each stiffened node, one for the softened one (only its y row changed)');
+  const x = new Float64Array(A.size);
+  direct.solveFactored(b, x);
+  const uncorrected = maxResidual(A, x, b);
+  correction.apply(x);
+  const corrected = maxResidual(A, x, b);
+  assert.ok(uncorrected > 1e-2, `the change matters (residual ${uncorrected} without the correction)`);
+  assert.ok(corrected < 1e-11, `corrected residual ${corrected}`);
+});
+
+test('diagonal correction: at most columnsPerSolve columns per solve served and maxColumns in all, and none when they could not hold 90 % of the change', () => {
+  const A0 = gridMatrix(4, 5, 0.2);
+  const direct = new LdltSolver();
+  direct.solve(A0, new Float64Array(A0.size).fill(1), new Float64Array(A0.size));
+  const solve = (rhs: Float64Array, out: Float64Array) => direct.solveFactored(rhs, out);
+  const changed = (count: number) => {
+    const A = new BsrMatrix(A0.pattern);
+    A.values.set(A0.values);
+    for (let v = 0; v < count; v++) stiffen(A, v, [0, 1, 0], 20 + v); // one changed DOF per node
+    return A;
+  };
+  const made = (count: number, solves: number) => {
+    const correction = new DiagonalCorrection({ maxColumns: 12, columnsPerSolve: 5 });
+    correction.reset(A0);
+    const A = changed(count);
+    const counts: number[] = [];
+    for (let k = 0; k < solves; k++) {
+      correction.prepare(A, solve);
+      counts.push(correction.columnsMade);
+    }
+    return { counts, correction, A };
+  };
+  const { counts, correction, A } = made(12, 4);
+  assert.deepEqual(counts, [5, 10, 12, 12]);
+  assert.equal(correction.active, true);
+  correction.reset(A);
+  correction.prepare(A, solve);
+  assert.equal(correction.active, false, 'nothing changed since the new factor');
+  assert.equal(correction.columnsMade, 12);
+  // 20 changed DOFs: the 12 largest changes hold less than 90 % of the (scaled) change, so no column is made.
+  assert.deepEqual(made(20, 3).counts, [0, 0, 0]);
+});
+
+test('lagged Cholesky: contact-like stiffening of a few nodes keeps the old factor (corrected) where it used to refactor', () => {
+  const base = gridMatrix(6, 2, 0.1);
+  const b = Float64Array.from({ length: base.size }, (_, i) => Math.cos(0.7 * i));
+  const contacts = [5, 11, 29, 30, 31, 47];
+  const run = (diagonalCorrection: boolean) => {
+    const lagged = new LaggedCholeskySolver({ tolerance: 1e-8, diagonalCorrection });
+    const direct = new LdltSolver();
+    const iterations: number[] = [];
+    let factorsBefore = 0;
+    for (let step = 0; step < 24; step++) {
+      if (step === 12) factorsBefore = lagged.timing.factorizations;
+      const A = new BsrMatrix(base.pattern);
+      A.values.set(base.values);
+      // the barrier's stiffness swings by factors of several from one Newton matrix to the next
+      contacts.forEach((v, k) => stiffen(A, v, [0, 1, 0], 200 * (1 + Math.sin(step + k)) ** 2));
+      const x = new Float64Array(A.size);
+      iterations.push(lagged.solve(A, b, x).iterations);
+      const y = new Float64Array(A.size);
+      direct.solve(A, b, y);
+      for (let i = 0; i < y.length; i++) assert.ok(Math.abs(x[i] - y[i]) <= 1e-6 * Math.max(1, Math.abs(y[i])), `step ${step}: ${x[i]} against ${y[i]}`);
+    }
+    return { lateFactorizations: lagged.timing.factorizations - factorsBefore, iterations, columns: lagged.correctionColumns };
+  };
+  const corrected = run(true);
+  const plain = run(false);
+  // Columns come once 8 solves in a row had the pattern; from then on one factor serves every matrix.
+  assert.equal(corrected.lateFactorizations, 0, `no factorization in the last 12 solves (iterations ${corrected.iterations})`);
+  assert.ok(corrected.columns >= 6 && corrected.columns <= 12, `the six contact DOFs' columns, made once per factor (${corrected.columns})`);
+  assert.ok(plain.lateFactorizations >= 3, `without the correction the factor is renewed (${plain.lateFactorizations} times in the last 12 solves)`);
+  assert.ok(Math.max(...corrected.iterations.slice(12)) <= 2, `corrected iterations ${corrected.iterations}`);
+});
+
+test('lagged Cholesky: no correction columns while the pattern changes every few solves', () => {
+  const lagged = new LaggedCholeskySolver({ tolerance: 1e-8 });
+  const base = gridMatrix(5, 4, 0.1);
+  const b = Float64Array.from({ length: base.size }, (_, i) => Math.sin(0.3 * i));
+  for (let step = 0; step < 24; step++) {
+    // a new pattern (same blocks, a new object: as a contact scene's pattern rebuild) every 4th solve
+    const pattern = step % 4 === 0 ? new PatternBuilder(base.pattern.n, base.pattern).build() : null;
+    const A = new BsrMatrix(pattern ?? lastPattern!);
+    lastPattern = A.pattern;
+    A.values.set(base.values);
+    [3, 17, 40].forEach((v, k) => stiffen(A, v, [0, 1, 0], 200 * (1 + Math.sin(step + k)) ** 2));
+    const x = new Float64Array(A.size);
+    lagged.solve(A, b, x);
+    assert.ok(maxResidual(A, x, b) <= 1e-6, `step ${step}: residual ${maxResidual(A, x, b)}`);
+  }
+  assert.equal(lagged.correctionColumns, 0);
+});
+let lastPattern: BsrPattern | null = null;

@@ -15,11 +15,16 @@
  * The exact solve with a fresh factor uses the float64 one, so a run that refactors every time (as `ldlt`) gives
  * the same result to round-off.
  *
+ * Between renewals the factor is corrected for changes confined to a few diagonal blocks (DiagonalCorrection): on a
+ * body resting in contact those are nearly all the change, and the barrier's stiffness swings enough from step to
+ * step to make the plain old factor stale every second or third solve.
+ *
  * A failed attempt (PCG gave up and the solve refactored) costs about one factorisation. When the matrix changes a
  * lot from one Newton iteration to the next (a body landing in a pile: new contacts every iteration), attempts keep
  * failing, so after a failure the next 1, 2, 4, then 8 solves refactor at once, until an attempt succeeds again.
  */
 import type { BsrMatrix, BsrPattern } from './bsr.js';
+import { DiagonalCorrection } from './diagonal-correction.js';
 import { LdltSolver, type LdltSymbolic } from './ldlt.js';
 import type { LinearSolveStats, LinearSolver, LinearSolverTiming } from './linear-solver.js';
 
@@ -32,10 +37,19 @@ export interface LaggedCholeskyOptions {
   maxIterations?: number;
   /** A factorization is made only when this accepts its analysis (AutoLinearSolver's limits); see trySolve. */
   accept?: (sym: LdltSymbolic) => boolean;
+  /** Correct the old factor for changed diagonal blocks (DiagonalCorrection; default true). */
+  diagonalCorrection?: boolean;
 }
 
 /** Measured (factor time / iteration time) / (flops / nnz(L)); see limits(). */
 const ITERATIONS_PER_FLOP_RATIO = 0.06;
+
+/**
+ * The diagonal correction makes new columns only once this many solves in a row had the same pattern: where
+ * contact pairs come and go every few Newton iterations (a tumbling, self-touching bunny) every new pattern
+ * renews the factor anyway, and the columns would be wasted solves.
+ */
+const SETTLED_PATTERN = 8;
 
 /** pcg's result when it met p^T A p <= 0. */
 const NOT_POSITIVE = -2;
@@ -52,7 +66,12 @@ export class LaggedCholeskySolver implements LinearSolver {
   /** Limits given explicitly are used as they are (no adaptation to measured costs). */
   private readonly fixedLimits: boolean;
   private readonly accept: ((sym: LdltSymbolic) => boolean) | undefined;
+  private readonly correction: DiagonalCorrection | null;
+  private readonly solveWithFactor = (b: Float64Array, x: Float64Array): void => this.direct.solveFactored(b, x, true);
   private stale = true;
+  /** The pattern of the last solve, and how many solves in a row had it. */
+  private patternId = -1;
+  private solvesOnPattern = 0;
   /** Consecutive failed attempts, and solves left that refactor without an attempt. */
   private failures = 0;
   private skipAttempts = 0;
@@ -67,6 +86,7 @@ export class LaggedCholeskySolver implements LinearSolver {
     this.maxIterations = options.maxIterations ?? 40;
     this.fixedLimits = options.refactorAfter !== undefined || options.maxIterations !== undefined;
     this.accept = options.accept;
+    this.correction = options.diagonalCorrection === false ? null : new DiagonalCorrection();
   }
 
   get timing(): LinearSolverTiming {
@@ -86,12 +106,18 @@ export class LaggedCholeskySolver implements LinearSolver {
 
   /** As solve, but null (x unspecified) when the solve needs a factorization that `accept` turns down. */
   trySolve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats | null {
+    if (A.pattern.id !== this.patternId) {
+      this.patternId = A.pattern.id;
+      this.solvesOnPattern = 0;
+    }
+    this.solvesOnPattern++;
     if (this.stale || this.direct.factorAnalysis?.patternId !== A.pattern.id) return this.refactorAndSolve(A, b, x);
     if (this.skipAttempts > 0) {
       this.skipAttempts--;
       return this.refactorAndSolve(A, b, x);
     }
     const { giveUp, renew } = this.limits();
+    this.correction?.prepare(A, this.solveWithFactor, this.solvesOnPattern >= SETTLED_PATTERN);
     const its = this.pcg(A, b, x, giveUp);
     // Negative curvature (p^T A p <= 0) says A is not positive definite, not that the factor is stale: the fresh
     // factorization reports it (an unprojected Newton matrix may be indefinite, see newton.ts).
@@ -126,6 +152,7 @@ export class LaggedCholeskySolver implements LinearSolver {
   private refactorAndSolve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats | null {
     if (this.accept && !this.accept(this.direct.plan(A.pattern))) return null;
     this.direct.factor(A);
+    this.correction?.reset(A);
     this.stale = false;
     this.direct.solveFactored(b, x);
     return { iterations: 1, residual: 0 };
@@ -148,7 +175,7 @@ export class LaggedCholeskySolver implements LinearSolver {
     if (bb === 0) return 0;
     const target = this.tolerance * this.tolerance * bb;
     r.set(b);
-    this.direct.solveFactored(r, z, true);
+    this.precondition(r, z);
     p.set(z);
     let rz = 0;
     for (let i = 0; i < n; i++) rz += r[i] * z[i];
@@ -171,7 +198,7 @@ export class LaggedCholeskySolver implements LinearSolver {
         this.pcgMs += performance.now() - t0;
         return it;
       }
-      this.direct.solveFactored(r, z, true);
+      this.precondition(r, z);
       let rzNew = 0;
       for (let i = 0; i < n; i++) rzNew += r[i] * z[i];
       const beta = rzNew / rz;
@@ -182,8 +209,19 @@ export class LaggedCholeskySolver implements LinearSolver {
     return -1;
   }
 
+  /** z = P^-1 r: the old factor's solve, corrected for changed diagonal blocks. */
+  private precondition(r: Float64Array, z: Float64Array): void {
+    this.direct.solveFactored(r, z, true);
+    this.correction?.apply(z);
+  }
+
   /** Milliseconds spent in the preconditioned iterations (triangular solves included). */
   pcgMs = 0;
+  /** Columns the diagonal correction made (one solve with the factor each). */
+  get correctionColumns(): number {
+    return this.correction?.columnsMade ?? 0;
+  }
+
   /** Attempts with the old factor that gave up (each followed by a refactorisation). */
   failedAttempts = 0;
 }
