@@ -6,6 +6,7 @@ import { symmetricEigen } from '../src/math/eigen-sym.js';
 import { buildModel } from '../src/scene/build.js';
 import { parseScene, type SceneInput } from '../src/scene/schema.js';
 import { simulate } from '../src/sim/simulate.js';
+import { IncrementalPotential } from '../src/solver/incremental-potential.js';
 import { findIntersection } from '../src/contact/intersection.js';
 import { edgeEdgeMollifier, edgeEdgeMollifierThreshold } from '../src/contact/barrier.js';
 import { rng } from './numeric-helpers.js';
@@ -441,4 +442,40 @@ test('barrier pattern: a pattern built from scratch holds the pairs within reach
   const afterSeparation = bind();
   assert.equal(afterSeparation.pattern.nnzBlocks, apart.pattern.nnzBlocks, 'the parted contact left no blocks behind');
   assert.equal(barrier.patternStale(near), true, 'back in contact: a new pattern is needed');
+});
+
+test('Hessian pattern: new contacts grow it, but every 16th new pattern is built from scratch, dropping the blocks of parted pairs', () => {
+  // Cube b first rests on cube a (within d^ of its top), then beside it (3 mm from its +x face): the pairs on top
+  // have parted, new pairs across the side faces need blocks.
+  const positions = (model: ReturnType<typeof nearContactModel>) => {
+    const onTop = jittered(model.x0, 5, 5e-4);
+    const beside = Float64Array.from(model.x0);
+    const bNodes = new Set(model.bodies[1].tets);
+    for (let n = 0; n < model.nNodes; n++) {
+      if (!bNodes.has(n)) continue;
+      beside[3 * n] += 0.073;
+      beside[3 * n + 1] -= 0.103;
+      beside[3 * n + 2] -= 0.02;
+    }
+    return { onTop, beside };
+  };
+  const blocksBeside = (rebuildsBefore: number | null) => {
+    const model = nearContactModel();
+    const potential = new IncrementalPotential(model);
+    const { onTop, beside } = positions(model);
+    if (rebuildsBefore !== null) {
+      potential.assembleHessian(onTop, true);
+      assert.equal(potential.patternRebuilds, 1, 'b on a: a new pattern');
+      potential.patternRebuilds = rebuildsBefore;
+    }
+    const before = potential.patternRebuilds;
+    potential.assembleHessian(beside, true);
+    assert.equal(potential.patternRebuilds, before + 1, 'b beside a: a new pattern');
+    return potential.hessian.pattern.nnzBlocks;
+  };
+  const fresh = blocksBeside(null); // only the side contact was ever seen
+  const grown = blocksBeside(1); // the 2nd new pattern: grown from the one with b on top
+  const restarted = blocksBeside(15); // the 16th: from scratch
+  assert.ok(grown > fresh, `grown ${grown} keeps the top contact's blocks (fresh ${fresh})`);
+  assert.equal(restarted, fresh, 'built from scratch, it holds the side contact only');
 });
