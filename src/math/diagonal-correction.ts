@@ -5,17 +5,17 @@
  * On a body resting on the ground, Newton matrices of successive steps differ almost only in the diagonal blocks
  * of the vertices in contact: the barrier's stiffness grows like 1/d and its distance d moves by fractions of
  * itself from one step to the next, while the elastic part stays put. (Measured on the soft ball at rest, BDF2:
- * all of |A - A0|_F sat in the diagonal blocks of its 15 contact vertices, and it was 0.1-0.9 of |A0|_F, so PCG
+ * all of |A - A0|_F sat in the diagonal blocks of its 15 contact vertices, and it was 0.07-0.85 of |A0|_F, so PCG
  * with the old factor took 5-15 iterations and the factor was renewed every second or third step.)
  *
- * With E the unit columns of the chosen vertices' DOFs and C = E^T (A - A0) E their block-diagonal change,
- * Woodbury's identity inverts A0 + E C E^T with the old factor and a small dense system:
+ * With E the unit columns of a few chosen DOFs (rows of changed diagonal blocks: a vertex pressed on a plane changes
+ * only its normal's row) and C = E^T (A - A0) E their change, Woodbury's identity inverts A0 + E C E^T with the old
+ * factor and a small dense system:
  *
  *     (A0 + E C E^T)^-1 = A0^-1 - Z C (I + G C)^-1 E^T A0^-1,    Z = A0^-1 E,  G = E^T Z.
  *
- * Z depends on the factor and the chosen vertices only, not on C, so its columns (three solves per vertex) are
- * made once per factor and vertex and reused by every later Newton matrix; C and the small system are rebuilt
- * per solve. Changes elsewhere in the matrix are left to PCG, for which this is only a better preconditioner: a
+ * Z depends on the factor and the chosen DOFs only, not on C, so its columns (one solve each) are made once per
+ * factor and DOF and reused by every later Newton matrix; C and the small system are rebuilt per solve. Changes elsewhere in the matrix are left to PCG, for which this is only a better preconditioner: a
  * wrong choice costs iterations, never accuracy.
  */
 import type { BsrMatrix } from './bsr.js';
