@@ -15,8 +15,9 @@
  *     (A0 + E C E^T)^-1 = A0^-1 - Z C (I + G C)^-1 E^T A0^-1,    Z = A0^-1 E,  G = E^T Z.
  *
  * Z depends on the factor and the chosen DOFs only, not on C, so its columns (one solve each) are made once per
- * factor and DOF and reused by every later Newton matrix; C and the small system are rebuilt per solve. Changes elsewhere in the matrix are left to PCG, for which this is only a better preconditioner: a
- * wrong choice costs iterations, never accuracy.
+ * factor and DOF and reused by every later Newton matrix; C and the small system are rebuilt per solve. Changes
+ * elsewhere in the matrix are left to PCG, for which this is only a better preconditioner: a wrong choice costs
+ * iterations, never accuracy.
  */
 import type { BsrMatrix } from './bsr.js';
 
@@ -42,9 +43,8 @@ export interface DiagonalCorrectionOptions {
 }
 
 export class DiagonalCorrection {
-  /** The factored matrix's values, its diagonal blocks (9 per node) and their Frobenius norms. */
+  /** The factored matrix's values (same pattern as every matrix prepare() sees) and its diagonal blocks' norms. */
   private a0 = new Float64Array(0);
-  private d0 = new Float64Array(0);
   private blockNorm = new Float64Array(0);
   /** The corrected DOFs, in the order their columns were made. */
   private dofs: number[] = [];
@@ -83,7 +83,6 @@ export class DiagonalCorrection {
     const nodes = A.pattern.n;
     if (this.n !== nodes) {
       this.n = nodes;
-      this.d0 = new Float64Array(9 * nodes);
       this.blockNorm = new Float64Array(nodes);
       this.isChosen = new Uint8Array(3 * nodes);
       this.unit = new Float64Array(3 * nodes);
@@ -94,7 +93,6 @@ export class DiagonalCorrection {
     const values = A.values;
     for (let v = 0; v < nodes; v++) {
       const o = 9 * diagSlot[v];
-      this.d0.set(values.subarray(o, o + 9), 9 * v);
       let sum = 0;
       for (let k = o; k < o + 9; k++) sum += values[k] * values[k];
       this.blockNorm[v] = Math.sqrt(sum);
@@ -114,19 +112,19 @@ export class DiagonalCorrection {
   prepare(A: BsrMatrix, solve: (b: Float64Array, x: Float64Array) => void, addColumns = true): void {
     this.active = false;
     const { diagSlot } = A.pattern;
-    const values = A.values, d0 = this.d0, n = this.n;
+    const values = A.values, a0 = this.a0, n = this.n;
     this.solves++;
-    const budget = Math.min(this.maxColumns, this.columnsPerSolve * this.solves, Math.floor(this.maxEntries / (3 * n)));
+    const budget = Math.min(this.capacity, this.columnsPerSolve * this.solves);
     const room = budget - this.dofs.length;
     if (addColumns && room > 0) {
       const wanted: { dof: number; change: number }[] = [];
       let covered = 0;
       for (let v = 0; v < n; v++) {
-        const s = 9 * diagSlot[v], o = 9 * v;
+        const s = 9 * diagSlot[v];
         const old = this.blockNorm[v] ** 2;
         for (let r = 0; r < 3; r++) {
           let change = 0;
-          for (let k = 3 * r; k < 3 * r + 3; k++) change += (values[s + k] - d0[o + k]) ** 2;
+          for (let k = s + 3 * r; k < s + 3 * r + 3; k++) change += (values[k] - a0[k]) ** 2;
           if (this.isChosen[3 * v + r]) covered += change / old;
           else if (change > RELATIVE_CHANGE * RELATIVE_CHANGE * old) wanted.push({ dof: 3 * v + r, change: change / old });
         }
@@ -135,7 +133,7 @@ export class DiagonalCorrection {
         wanted.sort((a, b) => b.change - a.change);
         // Columns pay only where the DOFs the correction can hold (up to maxColumns, over the coming solves) carry
         // most of the change: a body whose elastic part moves too (a bounce) renews its factor anyway.
-        const limit = Math.min(this.maxColumns, Math.floor(this.maxEntries / (3 * n))) - this.dofs.length;
+        const limit = this.capacity - this.dofs.length;
         for (let k = 0; k < Math.min(limit, wanted.length); k++) covered += wanted[k].change;
         if (covered >= COVERAGE * this.scaledChange(A)) {
           for (const { dof } of wanted.slice(0, room)) this.addColumn(dof, solve);
@@ -155,12 +153,12 @@ export class DiagonalCorrection {
     // C's row j (the DOFs of j's node): entries of A - A0 in the diagonal block.
     for (let j = 0; j < m; j++) {
       const v = Math.floor(dofs[j] / 3), r = dofs[j] % 3;
-      const s = 9 * diagSlot[v] + 3 * r, o = 9 * v + 3 * r;
+      const s = 9 * diagSlot[v] + 3 * r;
       const row = this.c[j];
       const group = this.sameNode[j];
       for (let q = 0; q < group.length; q++) {
-        const k = dofs[group[q]] % 3;
-        row[q] = values[s + k] - d0[o + k];
+        const k = s + (dofs[group[q]] % 3);
+        row[q] = values[k] - a0[k];
       }
     }
     // M = I + G C, G(i, k) = Z(dof_i, k) = column k of Z at dof_i; C(k, j) is nonzero for k, j of one node only.
@@ -215,6 +213,11 @@ export class DiagonalCorrection {
       }
     }
     return total;
+  }
+
+  /** Most columns a factor may have: maxColumns, or fewer where maxEntries runs out first. */
+  private get capacity(): number {
+    return Math.min(this.maxColumns, Math.floor(this.maxEntries / (3 * this.n)));
   }
 
   /** Adds a DOF: its column of Z = A0^-1 E. */
