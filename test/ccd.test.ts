@@ -102,6 +102,21 @@ test('crossing edges: ToI before the impact; near miss with refinement vs plain 
   assert.ok(edgeEdgeCcd(a0, a1, [-1, 0, 2], [1, 0, 2], [-1, 0, 1], [1, 0, 1], [-1, 0, 1], [1, 0, 1]) <= 1);
 });
 
+test('the tolerance follows the pair, not where it is: a 10 cm pair 1e-6 m apart 1e4 m from the origin is not touching', () => {
+  // Edge a 1e-6 m above edge b (crossing it), moving 1e-7 m closer: no contact anywhere. With a tolerance of 1e-9 of
+  // the world coordinates (1e-5 m out here) the pair would count as touching at t = 0 and block every step.
+  for (const offset of [0, 1e4, -3e4]) {
+    const p = (x: number, y: number, z: number) => [x + offset, y + offset, z + offset];
+    const toi = edgeEdgeCcd(p(-0.05, 0, 1e-6), p(0.05, 0, 1e-6), p(0, -0.05, 0), p(0, 0.05, 0), p(-0.05, 0, 9e-7), p(0.05, 0, 9e-7), p(0, -0.05, 0), p(0, 0.05, 0));
+    assert.equal(toi, NO_CONTACT, `offset ${offset}: toi ${toi}`);
+    // Moving through b: hit before the impact at t = 1e-6 / 2e-6 = 0.5, wherever the pair is.
+    const hit = edgeEdgeCcd(p(-0.05, 0, 1e-6), p(0.05, 0, 1e-6), p(0, -0.05, 0), p(0, 0.05, 0), p(-0.05, 0, -1e-6), p(0.05, 0, -1e-6), p(0, -0.05, 0), p(0, 0.05, 0));
+    assert.ok(hit > 0.4 && hit < 0.5, `offset ${offset}: toi ${hit}`);
+    const onTriangle = pointTriangleCcd(p(0, 0, 1e-6), p(-0.05, -0.05, 0), p(0.1, -0.05, 0), p(-0.05, 0.1, 0), p(0, 0, 9e-7), p(-0.05, -0.05, 0), p(0.1, -0.05, 0), p(-0.05, 0.1, 0));
+    assert.equal(onTriangle, NO_CONTACT, `offset ${offset}: point-triangle toi ${onTriangle}`);
+  }
+});
+
 test('Sample-Queries conformance (Wang et al. 2021): zero false negatives', () => {
   const files = readCcdQueryTree(dataRoot);
   assert.ok(files.length >= 40, `expected the sample CSVs under ${dataRoot}`);

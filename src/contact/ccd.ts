@@ -38,8 +38,9 @@ export interface CcdOptions {
   /** Total distance evaluations allowed (both phases); when exhausted the answer is a conservative hit. */
   maxIterations?: number;
   /**
-   * Gap (absolute distance) counted as contact. Default: relativeTolerance x the largest coordinate magnitude
-   * of the 8 positions, which covers rounding in the distance evaluations and in converting inputs to doubles.
+   * Gap (absolute distance) counted as contact. Default: relativeTolerance x the largest coordinate magnitude of
+   * the 8 positions in the pair's own frame (relative to its first vertex at t = 0), which covers rounding in the
+   * distance evaluations, and at least 1e-4 of that for the positions' magnitude in the scene (their own rounding).
    */
   tolerance?: number;
   /** See `tolerance`; default 1e-9. */
@@ -79,15 +80,37 @@ type DistanceSq = (x: Float64Array) => number;
 const pointTriangle: DistanceSq = (x) => pointTriangleDistanceSq(x, 0, 1, 2, 3);
 const edgeEdge: DistanceSq = (x) => segmentSegmentDistanceSq(x, 0, 1, 2, 3);
 
-function load(i: number, a: Vec3Like, b: Vec3Like): number {
+/** The largest absolute coordinate of the positions loaded since it was last reset. */
+let world = 0;
+
+/**
+ * Loads vertex i (a at t = 0, b at t = 1) relative to `origin` (the first vertex at t = 0): distances do not change
+ * under a translation, and in the pair's own frame the tolerance follows the pair's size and motion rather than
+ * where it is in the scene. Returns the largest local coordinate magnitude; `world` gets the largest absolute one.
+ */
+function load(i: number, a: Vec3Like, b: Vec3Like, origin: Vec3Like): number {
   let scale = 0;
   for (let k = 0; k < 3; k++) {
-    x0[3 * i + k] = a[k];
+    const p = a[k] - origin[k];
+    x0[3 * i + k] = p;
     dx[3 * i + k] = b[k] - a[k];
-    scale = Math.max(scale, Math.abs(a[k]), Math.abs(b[k]));
+    scale = Math.max(scale, Math.abs(p), Math.abs(p + dx[3 * i + k]));
+    world = Math.max(world, Math.abs(a[k]), Math.abs(b[k]));
   }
   return scale;
 }
+
+/**
+ * What the relative tolerance multiplies for a query whose positions are at most `local` from their origin and
+ * `world` from 0: the local size, but no less than WORLD_FLOOR times the world size. Far from the origin the
+ * positions carry rounding of about 2e-16 of their magnitude, and the floor keeps the tolerance 450 times above it.
+ */
+function toleranceScale(local: number): number {
+  return Math.max(local, WORLD_FLOOR * world);
+}
+
+/** See toleranceScale. */
+const WORLD_FLOOR = 1e-4;
 
 function displacementNorm(i: number): number {
   return Math.hypot(dx[3 * i], dx[3 * i + 1], dx[3 * i + 2]);
@@ -254,8 +277,9 @@ export function pointTriangleCcd(
   out?: CcdStats,
   options?: CcdOptions,
 ): number {
-  const scale = Math.max(load(0, p0, p1), load(1, t00, t01), load(2, t10, t11), load(3, t20, t21));
-  return additiveCcd(1, pointTriangle, scale, minDistance, out, options);
+  world = 0;
+  const local = Math.max(load(0, p0, p1, p0), load(1, t00, t01, p0), load(2, t10, t11, p0), load(3, t20, t21, p0));
+  return additiveCcd(1, pointTriangle, toleranceScale(local), minDistance, out, options);
 }
 
 /**
@@ -269,6 +293,7 @@ export function edgeEdgeCcd(
   out?: CcdStats,
   options?: CcdOptions,
 ): number {
-  const scale = Math.max(load(0, ea00, ea01), load(1, ea10, ea11), load(2, eb00, eb01), load(3, eb10, eb11));
-  return additiveCcd(2, edgeEdge, scale, minDistance, out, options);
+  world = 0;
+  const local = Math.max(load(0, ea00, ea01, ea00), load(1, ea10, ea11, ea00), load(2, eb00, eb01, ea00), load(3, eb10, eb11, ea00));
+  return additiveCcd(2, edgeEdge, toleranceScale(local), minDistance, out, options);
 }
