@@ -8,7 +8,8 @@
  * (scene names, contact or not), --integrator NAME (only that integrator's rows), --linear auto|pcg|ldlt|ldlt-lagged (default auto), --json FILE,
  * --checkpoint-dir DIR (each case saves its state to DIR/<scene>.<integrator>.checkpoint.json after every step and
  * goes on from there when run again: the bunny splash takes longer than one sitting; the times add up over sittings).
- * Contact rows add where the contact time goes (active-set broad phase, CCD, barrier terms; parts of the split).
+ * Contact rows add where the contact time goes (active-set broad phase, CCD, barrier terms; parts of the split) and
+ * how many Hessian patterns and candidate sets were built.
  * The paper's machine: Intel Xeon w5-2445 (CPU solver, Jacobi PCG). Ours: whatever runs this; see `nproc`.
  */
 import { execFileSync } from 'node:child_process';
@@ -93,7 +94,7 @@ for (const row of paper) {
   const t = ours.timing;
   const contactSplit =
     t.contactProximity !== undefined
-      ? `  contact: active set ${t.contactProximity.toFixed(1)} / CCD ${t.contactCcd.toFixed(1)} / barrier ${t.contactBarrier.toFixed(1)} s, ${t.patternRebuilds} pattern rebuilds`
+      ? `  contact: active set ${t.contactProximity.toFixed(1)} / CCD ${t.contactCcd.toFixed(1)} / barrier ${t.contactBarrier.toFixed(1)} s, ${t.patternRebuilds} pattern rebuilds, ${t.candidateBuilds ?? 0} candidate-set builds`
       : '';
   console.log(
     `${row.scene.padEnd(20)} ${row.integrator.padEnd(9)} ${pad(ours.wallSeconds.toFixed(1), 8)} ${pad(ours.cpuSeconds?.toFixed(1) ?? '-', 8)} ${pad(row.seconds, 8)} ${pad((ours.wallSeconds / row.seconds).toFixed(2), 6)} ${pad(ours.newtonIterations, 7)} ${pad(row.newton, 6)} ${pad(ours.peakMemoryMiB.toFixed(0), 6)} ${pad(ours.energyKept.toFixed(3), 7)}  ${[t.assembly, t.linearSolve, t.lineSearch, t.other].map((s) => s.toFixed(1)).join(' / ')}${contactSplit}${ours.stopped ? `  STOPPED: ${ours.stopped}` : ''}`,

@@ -330,6 +330,24 @@ test('bvh method: the same pairs as brute force for proximity and swept queries,
   }
 });
 
+test('proximity around node boxes: boxes spanning a step list the swept query\'s pairs, brute force\'s too (hash and bvh)', () => {
+  for (let seed = 81; seed <= 83; seed++) {
+    const sc = twoBoxes(seed);
+    const s = 0.6, margin = 0.03;
+    const lo = Float64Array.from(sc.dx, (d) => Math.min(0, s * d));
+    const hi = Float64Array.from(sc.dx, (d) => Math.max(0, s * d));
+    const want = bruteForce(sc, sc.dx, s, 0.5 * margin, null);
+    for (const method of ['hash', 'bvh'] as const) {
+      const bp = new SpatialHashBroadPhase(sc.surface, { method });
+      bp.findProximityCandidates(sc.x, margin, 'all', null, { lo, hi });
+      const got = hashPairs(sc, bp);
+      assertSameSet(got.vt, want.vt, `seed ${seed} ${method} vertex-triangle`);
+      assertSameSet(got.ee, want.ee, `seed ${seed} ${method} edge-edge`);
+      assert.ok(want.ee.size > 0 && want.vt.size > 0, 'the case should have pairs of both kinds');
+    }
+  }
+});
+
 test('per-group reach: each body\'s boxes grow by its own reach, the same pairs as brute force (hash and bvh)', () => {
   const sc = twoBoxes(71);
   const nNodes = sc.x.length / 3;

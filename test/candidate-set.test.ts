@@ -161,6 +161,13 @@ test('the CCD filter never lets a step bring any pair into contact, short steps 
       for (let d = 0; d < 3; d++) dx[3 * n + d] = 0.2 * size * (2 * r() - 1);
       if (inBlock || slabTop(n)) dx[3 * n + 1] = -size * (0.5 + r());
     }
+    if (trial % 3 === 2) {
+      // Every third trial also spins the block about its centre (up to 0.5 rad: its nodes move by up to 1.5 cm),
+      // which the CCD's per-pair motion bound must see through.
+      const spun = Float64Array.from(x);
+      turn(spun, [0.047, 0.0515 + 0.015, 0.053], 0.5 * (2 * r() - 1), [2 * r() - 1, 2 * r() - 1, 2 * r() - 1]);
+      for (let i = 0; i < x.length; i++) if (mesh.groupOfNode[Math.floor(i / 3)] === 1) dx[i] += spun[i] - x[i];
+    }
     barrier.energy(x); // a line search evaluates x first: the sets are prepared there
     const t = barrier.maxStep(x, dx);
     assert.ok(t >= 0 && t <= 1);
@@ -176,4 +183,59 @@ test('the CCD filter never lets a step bring any pair into contact, short steps 
     for (let i = 0; i < x.length; i++) x[i] += 0.25 * t * dx[i];
   }
   assert.ok(limited > 5 && limited < 40, `some steps limited by the filter, some not (${limited} of 40)`);
+});
+
+test('a set built along a Newton step serves every line-search trial point on it: no other build, brute-force energies', () => {
+  const model = slabModel(0.004);
+  const barrier = model.contact!.barrier;
+  const mesh = model.contact!.mesh;
+  const pairs = allPairs(mesh);
+  const r = rng(5);
+  const x = Float64Array.from(model.x0);
+  let alongBuilds = 0;
+  let activeTrials = 0;
+  for (let trial = 0; trial < 12; trial++) {
+    // Steps of 1-8 mm (beyond every set's margin, so each filter query builds along its step): the block comes down
+    // onto the slab, both bodies drift and jitter, the slab bends; each body also turns by up to 0.05 rad about its
+    // own centre (the self-contact frame undoes only the mean motion along a step).
+    const size = 1e-3 * Math.pow(8, r());
+    const dx = new Float64Array(x.length);
+    const moved = Float64Array.from(x);
+    for (const [group, centre] of [[0, [0.05, 0.05, 0.05]], [1, [0.047, 0.07, 0.053]]] as [number, number[]][]) {
+      const part = Float64Array.from(x);
+      turn(part, centre, 0.05 * (2 * r() - 1), [2 * r() - 1, 2 * r() - 1, 2 * r() - 1]);
+      for (let n = 0; n < model.nNodes; n++) if (mesh.groupOfNode[n] === group) moved.set(part.subarray(3 * n, 3 * n + 3), 3 * n);
+    }
+    const drift = [size * (r() - 0.5), size * (r() - 0.5), size * (r() - 0.5)];
+    for (let n = 0; n < model.nNodes; n++) {
+      const inBlock = mesh.groupOfNode[n] === 1;
+      for (let d = 0; d < 3; d++) {
+        let v = moved[3 * n + d] - x[3 * n + d] + 0.1 * size * (2 * r() - 1) + drift[d];
+        if (d === 1) v += inBlock ? -size : size * 0.5 * Math.sin(30 * model.x0[3 * n]);
+        dx[3 * n + d] = v;
+      }
+    }
+    barrier.energy(x); // the line search starts at x: the sets are prepared there
+    const before = barrier.candidateBuilds;
+    const t = barrier.maxStep(x, dx);
+    const built = barrier.candidateBuilds;
+    if (built > before) alongBuilds++;
+    // The line search's trial points: t, t/2, t/4, ... on the step.
+    let accepted = 0;
+    for (let s = t; s > t / 64; s *= 0.5) {
+      const y = Float64Array.from(x, (v, i) => v + s * dx[i]);
+      const want = bruteEnergy(pairs, model.rest, y, barrier.kappa);
+      if (!Number.isFinite(want.energy) || findIntersection(mesh, y)) continue;
+      const got = barrier.energy(y);
+      assert.ok(Math.abs(got - want.energy) <= 1e-9 * Math.max(1, want.energy), `trial ${trial} at ${s}: energy ${got} vs brute force ${want.energy}`);
+      assert.equal(barrier.activeContacts(y, null).count, want.active, `trial ${trial} at ${s}: active pair count`);
+      if (want.active > 0) activeTrials++;
+      accepted ||= s;
+    }
+    assert.equal(barrier.candidateBuilds, built, `trial ${trial}: the trial points needed another build`);
+    // Accept the first feasible trial point, as the line search would.
+    if (accepted > 0) for (let i = 0; i < x.length; i++) x[i] += accepted * dx[i];
+  }
+  assert.ok(alongBuilds >= 6, `most filter queries should build along their step (${alongBuilds} of 12)`);
+  assert.ok(activeTrials > 5, `the trial points should have active pairs (${activeTrials})`);
 });

@@ -1,10 +1,11 @@
 import type { PotentialTerm } from '../energies/potential.js';
 import type { BsrMatrix, BsrPattern, PatternBuilder } from '../math/bsr.js';
 import { offsetBarrierFirstDerivative } from './barrier.js';
-import { CandidateSet, groupMeans } from './candidate-set.js';
+import { CandidateSet } from './candidate-set.js';
+import { ccdDefaults } from './ccd.js';
 import { SpatialHashBroadPhase } from './broad-phase.js';
 import type { CollisionMesh } from './collision-mesh.js';
-import { type ActiveContact, type ObstaclePairKind, type PairHessian, type PairKind, PairScratch, type SurfacePairKind } from './pairs/pair-kind.js';
+import { type ActiveContact, type ObstaclePairKind, type PairHessian, type PairKind, PairScratch } from './pairs/pair-kind.js';
 import { PairList } from './pairs/pair-list.js';
 import { OBSTACLE_PAIR_KINDS, SURFACE_PAIR_KINDS } from './pairs/registry.js';
 import { MAX_STENCIL, freeStencilNodes } from './pairs/stencil.js';
@@ -34,9 +35,9 @@ export interface BarrierSettings {
 
 /** Contact timings (ms), accumulated over a run: the "where the time goes" of contact scenes. */
 export interface ContactTiming {
-  /** Broad phase for the active set. */
+  /** Candidate-set builds (the broad phase, at a point or along a Newton step), wherever they happen. */
   proximity: number;
-  /** Broad phase and narrow-phase CCD of line-search filters. */
+  /** The rest of the line-search filters: narrow-phase CCD and the checks that decide which pairs need it. */
   ccd: number;
   /** Barrier energies, gradients and Hessians. */
   barrier: number;
@@ -54,14 +55,15 @@ export interface ContactTiming {
  * are summed without merging duplicates (IPC's multiplicity).
  *
  * Pairs live in PairLists, one per kind: the candidate sets' (candidate-set.ts: surface pairs inside one body and
- * across bodies, reused while the vertices stay near where they were found) and one per obstacle kind (every free
+ * across bodies, reused while the vertices stay near where they were found, and built along a Newton step when its
+ * line-search filter needs more than they hold) and one per obstacle kind (every free
  * vertex with every plane, fixed). Every loop here goes list by list, so within a list one kind's kernel runs.
  * Blocks of pairs across bodies (or far apart in one body) are not in the elastic Hessian pattern: `patternStale`
  * tells the incremental potential to rebuild its pattern when such a pair becomes active.
  *
  * Contact offsets (Codim-IPC thickness; CollisionGroup.contactOffset): a pair with offset xi has its barrier on
  * d - xi (pair kinds), so it is active below xi + dhat: the candidate sets reach dhat plus the largest pair offset,
- * the sweeps look that much farther, and the line-search filter keeps every pair more than its xi apart.
+ * and the line-search filter keeps every pair more than its xi apart.
  */
 export class BarrierPotential implements PotentialTerm {
   readonly name = 'contact';
@@ -77,8 +79,6 @@ export class BarrierPotential implements PotentialTerm {
   private readonly obstaclePairs: readonly PairList<ObstaclePairKind>[];
   /** Every list the sums visit, in this order: the candidate sets', then the obstacle pairs. */
   private readonly lists: readonly PairList[];
-  /** The swept broad phase's pairs (maxStep's full sweep), one list per surface kind. */
-  private readonly sweptPairs: readonly PairList<SurfacePairKind>[];
   private boundPattern: BsrPattern | null = null;
   /** Free nodes of every stencil a pattern has been asked for (see addPattern), and their keys. */
   private readonly patternCliques: number[][] = [];
@@ -93,9 +93,6 @@ export class BarrierPotential implements PotentialTerm {
   /** The pair that held the last maxStep at 0 (a copy, in the list of its kind in blockedCopies), or null. */
   private blocked: PairList | null = null;
   private readonly blockedCopies: Map<PairKind, PairList>;
-  private readonly dxRelative: Float64Array;
-  private readonly groupShift: Float64Array;
-  private readonly groupCountBuffer: Float64Array;
   /** The largest contact offset of a pair (0 without offsets). */
   private readonly maxOffset: number;
 
@@ -129,11 +126,7 @@ export class BarrierPotential implements PotentialTerm {
       return list;
     });
     this.lists = [...sets.flatMap((set) => set.lists), ...this.obstaclePairs];
-    this.sweptPairs = SURFACE_PAIR_KINDS.map((kind) => new PairList(kind));
     this.blockedCopies = new Map([...SURFACE_PAIR_KINDS, ...OBSTACLE_PAIR_KINDS].map((kind) => [kind, new PairList<PairKind>(kind)]));
-    this.dxRelative = new Float64Array(3 * mesh.nNodes);
-    this.groupShift = new Float64Array(3 * groupCount);
-    this.groupCountBuffer = new Float64Array(groupCount);
   }
 
   /** kappa / dhat^2: the factor in front of b(d^2; dhat^2). */
@@ -144,14 +137,24 @@ export class BarrierPotential implements PotentialTerm {
   // ---- candidates and pattern -------------------------------------------------------------------------------
 
   private ensureCandidates(x: Float64Array): void {
-    for (const set of this.sets) {
-      if (set.update(x)) continue;
-      const t0 = performance.now();
-      set.rebuild(x, this.broadPhase);
-      if (this.boundPattern) set.markCovered(this.boundPattern);
-      set.update(x);
-      this.timing.proximity += performance.now() - t0;
-    }
+    for (const set of this.sets) if (!set.update(x)) this.rebuildSet(set, x, null, 0);
+  }
+
+  /** Rebuilds a set at x, or along the step x .. x + t dx when dx is given, and prepares it for x. */
+  private rebuildSet(set: CandidateSet, x: Float64Array, dx: Float64Array | null, t: number): void {
+    const t0 = performance.now();
+    if (dx === null) set.rebuild(x, this.broadPhase);
+    else set.rebuildAlong(x, dx, t, this.broadPhase);
+    if (this.boundPattern) set.markCovered(this.boundPattern);
+    set.update(x);
+    this.timing.proximity += performance.now() - t0;
+  }
+
+  /** Candidate-set builds so far (each a broad phase over the surfaces). */
+  get candidateBuilds(): number {
+    let n = 0;
+    for (const set of this.sets) n += set.builds;
+    return n;
   }
 
   /**
@@ -260,31 +263,28 @@ export class BarrierPotential implements PotentialTerm {
 
   /**
    * The largest t <= limit (at most 1) such that no pair touches on the way from x to x + t dx: the obstacle pairs
-   * first (closed forms, cheap, and a shorter t shrinks the sweeps), then additive CCD for surface pairs. Pairs inside one body
-   * are swept in the body's own frame (its mean displacement removed), which keeps a fast-moving body's boxes small.
+   * first (closed forms, cheap, and a shorter t leaves less to check), then additive CCD for the candidate sets'
+   * surface pairs. Pairs inside one body are swept in the body's own frame (its mean displacement removed), which
+   * keeps a fast-moving body's boxes small.
    */
   maxStep(x: Float64Array, dx: Float64Array, limit = 1): number {
     const t0 = performance.now();
+    const proximity0 = this.timing.proximity;
     this.blocked = null;
     if (!(limit > 0)) return 0; // held by another term already (which explains it)
     let t = Math.min(1, limit);
     for (const list of this.obstaclePairs) {
       for (let k = 0; k < list.count; k++) t = this.pairStep(list, k, x, dx, t);
     }
-    if (this.sets.length > 0) {
-      this.ensureCandidates(x);
-      for (const set of this.sets) {
-        const motion = set.sameGroup ? this.relativeDisplacement(dx) : dx;
-        // When the pairs outside the set are far enough apart for the step (set.coversStep, body by body), only
-        // the set's pairs can touch, and of those only the ones whose distance (at least dRef - slack) the step
-        // can close: a pair closes by at most twice the largest vertex motion per unit step. Otherwise sweep the
-        // whole surface.
-        const closing = 2 * maxNormOverVertices(motion, this.freeVertices);
-        if (set.coversStep(motion, t, this.maxOffset)) t = Math.min(t, this.sweepSet(set, x, motion, t, closing));
-        else t = Math.min(t, this.sweep(x, motion, t, set.sameGroup));
-      }
+    for (const set of this.sets) {
+      // Only the set's pairs can touch when the pairs outside it are far enough apart for the step (coversStep, body
+      // by body). Otherwise the set is built again along this step: then it also holds every pair the line search's
+      // trial points (on this step) can bring within reach, so their energies need no other broad phase.
+      const motion = set.relativeMotion(dx); // rebuildAlong makes the same again
+      if (!set.update(x) || !set.coversStep(motion, t, this.maxOffset)) this.rebuildSet(set, x, dx, t);
+      t = Math.min(t, this.sweepSet(set, x, motion, t, 2 * set.largestMotion(motion)));
     }
-    this.timing.ccd += performance.now() - t0;
+    this.timing.ccd += performance.now() - t0 - (this.timing.proximity - proximity0);
     return t;
   }
 
@@ -299,42 +299,27 @@ export class BarrierPotential implements PotentialTerm {
     return step;
   }
 
-  /** CCD over the set's pairs that the step can close (see maxStep). */
+  /**
+   * CCD over the set's pairs that the step can close. A pair's distance now is at least distanceRef - slack, and a
+   * step of t closes it by at most t times the largest relative motion of a node of its first primitive against a
+   * node of its second (every point of a primitive moves by a convex combination of its nodes' motions): at most
+   * `closing` (twice the largest vertex motion), a bound checked first because it costs nothing per pair, and
+   * often far less (a spinning body: nearby nodes move alike), which saves the CCD of most close pairs.
+   */
   private sweepSet(set: CandidateSet, x: Float64Array, motion: Float64Array, tMax: number, closing: number): number {
+    // The CCD counts a pair within its tolerance as touching (relative to the pair's size and motion, at most twice
+    // the largest coordinate magnitude): a skipped pair must stay farther than that, or the next filter query would
+    // find it already in contact.
+    const tolerance = 2 * ccdDefaults.relativeTolerance * set.largestCoordinate(x, motion, tMax);
     let t = tMax;
     for (const list of set.lists) {
-      const { distanceRef, slack, offsets } = list;
+      const { distanceRef, slack, offsets, nodes } = list;
+      const { size, split } = list.kind;
       for (let k = 0; k < list.count; k++) {
-        if (distanceRef[k] - slack[k] - offsets[k] > closing * t) continue;
+        const gap = distanceRef[k] - slack[k] - offsets[k] - tolerance;
+        if (gap > closing * t || gap > t * relativeMotionBound(motion, nodes, size * k, split, size)) continue;
         t = this.pairStep(list, k, x, motion, t);
       }
-    }
-    return t;
-  }
-
-  /** dx minus each group's mean vertex displacement (a common translation does not change distances within it). */
-  private relativeDisplacement(dx: Float64Array): Float64Array {
-    const { groupOfNode, vertices } = this.mesh;
-    const shift = this.groupShift;
-    groupMeans(this.mesh, vertices, dx, null, shift, this.groupCountBuffer);
-    const out = this.dxRelative;
-    out.set(dx);
-    for (const v of vertices) {
-      const g = groupOfNode[v];
-      for (let a = 0; a < 3; a++) out[3 * v + a] -= shift[3 * g + a];
-    }
-    return out;
-  }
-
-  /** CCD over the swept candidates of one reach (same-group pairs with relative motion, or cross-group pairs). */
-  private sweep(x: Float64Array, dx: Float64Array, tMax: number, sameGroup: boolean): number {
-    const bp = this.broadPhase;
-    bp.findSweptCandidates(x, dx, tMax, this.maxOffset, sameGroup ? 'same-group' : 'cross-group');
-    let t = tMax;
-    for (const list of this.sweptPairs) {
-      list.kind.collect(bp, this.mesh, null, list);
-      list.fillOffsets(this.mesh);
-      for (let k = 0; k < list.count; k++) t = this.pairStep(list, k, x, dx, t);
     }
     return t;
   }
@@ -395,12 +380,20 @@ export class BarrierPotential implements PotentialTerm {
   }
 }
 
-function maxNormOverVertices(v: Float64Array, vertices: Uint32Array): number {
-  let m = 0;
-  for (const i of vertices) {
-    const a = v[3 * i], b = v[3 * i + 1], c = v[3 * i + 2];
-    const n = a * a + b * b + c * c;
-    if (n > m) m = n;
+/**
+ * The largest |m_i - m_j| over nodes i of a stencil's first primitive (stencil[o .. o + split)) and j of its
+ * second (stencil[o + split .. o + size)), m the nodes' motions: how fast the pair can close per unit step.
+ */
+function relativeMotionBound(m: Float64Array, stencil: Int32Array, o: number, split: number, size: number): number {
+  let largest = 0;
+  for (let a = o; a < o + split; a++) {
+    const i = 3 * stencil[a];
+    for (let b = o + split; b < o + size; b++) {
+      const j = 3 * stencil[b];
+      const u = m[i] - m[j], v = m[i + 1] - m[j + 1], w = m[i + 2] - m[j + 2];
+      const n = u * u + v * v + w * w;
+      if (n > largest) largest = n;
+    }
   }
-  return Math.sqrt(m);
+  return Math.sqrt(largest);
 }

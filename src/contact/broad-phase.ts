@@ -304,12 +304,16 @@ export class SpatialHashBroadPhase {
    * groupReach (per collision group, needs options.groupOfNode) the boxes of a group's primitives grow by
    * groupReach[g]/2 more: a pair of groups g and h is then listed when it could be closer than
    * dhat + (groupReach[g] + groupReach[h])/2, so a body that moves fast can be given a longer look-ahead than its
-   * resting neighbours.
+   * resting neighbours. With `around` (per node and axis, an interval [lo, hi] of offsets from x), every pair that
+   * could be that close while each node stays in its box x + [lo, hi].
    */
-  findProximityCandidates(x: ArrayLike<number>, dhat: number, pairs: PairKind = 'all', groupReach: ArrayLike<number> | null = null): void {
+  findProximityCandidates(
+    x: ArrayLike<number>, dhat: number, pairs: PairKind = 'all', groupReach: ArrayLike<number> | null = null,
+    around: NodeBoxes | null = null,
+  ): void {
     if (!(dhat >= 0)) throw new Error(`broad phase: dhat must be >= 0, got ${dhat}`);
     if (groupReach !== null && !this.hasGroups) throw new Error('broad phase: groupReach needs options.groupOfNode');
-    this.run(x, null, 0, 0.5 * dhat, pairs, groupReach);
+    this.run(x, null, 0, 0.5 * dhat, pairs, groupReach, around);
   }
 
   /**
@@ -339,13 +343,13 @@ export class SpatialHashBroadPhase {
 
   private run(
     x: ArrayLike<number>, dx: ArrayLike<number> | null, s: number, inflate: number, pairs: PairKind,
-    groupReach: ArrayLike<number> | null = null,
+    groupReach: ArrayLike<number> | null = null, around: NodeBoxes | null = null,
   ): void {
     if (pairs !== 'all' && !this.hasGroups) throw new Error(`broad phase: '${pairs}' pairs need options.groupOfNode`);
     this.pairMode = pairs === 'all' ? 0 : pairs === 'same-group' ? 1 : 2;
-    fillBoxes(this.vertices, 1, x, dx, s, inflate, this.vertexBoxes);
-    fillBoxes(this.edges, 2, x, dx, s, inflate, this.edgeBoxes);
-    fillBoxes(this.triangles, 3, x, dx, s, inflate, this.triangleBoxes);
+    fillBoxes(this.vertices, 1, x, dx, s, inflate, this.vertexBoxes, around);
+    fillBoxes(this.edges, 2, x, dx, s, inflate, this.edgeBoxes, around);
+    fillBoxes(this.triangles, 3, x, dx, s, inflate, this.triangleBoxes, around);
     if (groupReach !== null) {
       growBoxes(this.vertexBoxes, this.vertexGroup, groupReach);
       growBoxes(this.edgeBoxes, this.edgeGroup, groupReach);
@@ -558,13 +562,19 @@ export function boxesOverlap(a: ArrayLike<number>, o: number, b: ArrayLike<numbe
   );
 }
 
+/** Per node and axis (3 numbers per node each), the offsets from x that bound a box: x + lo .. x + hi. */
+export interface NodeBoxes {
+  lo: Float64Array;
+  hi: Float64Array;
+}
+
 /**
- * Box of each primitive (`arity` node ids each in `nodes`) over positions x and, when dx is given, x + s dx too,
- * grown by `inflate` on every side.
+ * Box of each primitive (`arity` node ids each in `nodes`) over positions x and, when dx is given, x + s dx too (or,
+ * with `around`, over its nodes' boxes x + [lo, hi]), grown by `inflate` on every side.
  */
 export function fillBoxes(
   nodes: ArrayLike<number>, arity: number, x: ArrayLike<number>, dx: ArrayLike<number> | null, s: number,
-  inflate: number, out: Float64Array,
+  inflate: number, out: Float64Array, around: NodeBoxes | null = null,
 ): void {
   const count = nodes.length / arity;
   for (let p = 0; p < count; p++) {
@@ -573,14 +583,17 @@ export function fillBoxes(
       let mn = Infinity, mx = -Infinity;
       for (let k = 0; k < arity; k++) {
         const i = 3 * nodes[arity * p + k] + d;
-        const a = x[i];
-        if (a < mn) mn = a;
-        if (a > mx) mx = a;
-        if (dx !== null) {
-          const b = a + s * dx[i];
-          if (b < mn) mn = b;
-          if (b > mx) mx = b;
+        let a = x[i], b = a;
+        if (around !== null) {
+          a += around.lo[i];
+          b += around.hi[i];
+        } else if (dx !== null) {
+          const e = a + s * dx[i];
+          if (e < a) a = e;
+          else b = e;
         }
+        if (a < mn) mn = a;
+        if (b > mx) mx = b;
       }
       out[o + d] = mn - inflate;
       out[o + 3 + d] = mx + inflate;

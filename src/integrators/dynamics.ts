@@ -102,8 +102,6 @@ export class Dynamics {
   private readonly stageBuffer: Float64Array;
   /** The displacements of the start candidates tried by the running startFromPredictor (allocated as needed). */
   private readonly candidateSteps: Float64Array[] = [];
-  /** Their step fractions allowed by the line-search filter. */
-  private readonly candidateFractions = new Float64Array(START_CANDIDATES.length);
 
   constructor(
     readonly model: Model,
@@ -329,7 +327,6 @@ export class Dynamics {
     let best = this.ip.value(start);
     const candidates = rigid.applies ? START_CANDIDATES : LINEAR_START_CANDIDATES;
     const steps = this.candidateSteps;
-    const fractions = this.candidateFractions;
     let tried = 0;
     for (const kind of candidates) {
       // Built in the next free slot, where it stays only when it is tried.
@@ -344,12 +341,13 @@ export class Dynamics {
         for (let d = 0; d < this.n; d++) dx[d] = constrained[d] ? 0 : turned[d] - start[d];
       }
       if (within > 0 && nearAny(dx, steps, tried, within)) continue;
-      fractions[tried++] = this.ip.maxStep(start, dx);
+      tried++;
     }
-    // Every filter query first, all from the start, then the energies: contact keeps its candidate set for one
-    // point at a time, and alternating start and trial points would rebuild it twice per candidate.
+    // Each filter query, then the energy at the point it allows: contact builds its candidate sets along the step
+    // in the query where they do not cover it, and then they hold the point (querying every candidate first would
+    // leave the sets built for the last one).
     for (let k = 0; k < tried; k++) {
-      const t = fractions[k];
+      const t = this.ip.maxStep(start, steps[k]);
       if (!(t > 0)) continue;
       for (let d = 0; d < this.n; d++) trial[d] = start[d] + t * steps[k][d];
       const e = this.ip.value(trial);

@@ -298,6 +298,7 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
       timing.contactCcd = c.ccd / 1000;
       timing.contactBarrier = c.barrier / 1000;
       timing.patternRebuilds = dyn.ip.patternRebuilds;
+      timing.candidateBuilds = model.contact.barrier.candidateBuilds;
     }
     for (const [k, v] of Object.entries(before?.timing ?? {})) timing[k] = (timing[k] ?? 0) + v;
     return timing;
