@@ -125,6 +125,18 @@ function hashPairs(sc: Scene, bp: SpatialHashBroadPhase): { vt: Set<string>; ee:
   return { vt, ee };
 }
 
+/**
+ * The pairs that could come within `margin` while each node moves linearly from x to x + s dx: a proximity query
+ * around boxes spanning the motion (the candidate sets' query along a Newton step).
+ */
+function findSweptCandidates(
+  bp: SpatialHashBroadPhase, x: Float64Array, dx: Float64Array, s: number, margin: number, kind: 'all' | 'same-group' | 'cross-group' = 'all',
+): void {
+  const lo = Float64Array.from(dx, (d) => Math.min(0, s * d));
+  const hi = Float64Array.from(dx, (d) => Math.max(0, s * d));
+  bp.findProximityCandidates(x, margin, kind, null, { lo, hi });
+}
+
 function assertSameSet(got: Set<string>, want: Set<string>, what: string): void {
   for (const k of want) assert.ok(got.has(k), `${what}: missing ${k}`);
   for (const k of got) assert.ok(want.has(k), `${what}: extra ${k}`);
@@ -176,14 +188,14 @@ test('proximity candidates: equal to brute-force box overlap, a superset of pair
   console.log(`proximity superset ratio (candidates / pairs closer than dhat):\n  ${ratios.join('\n  ')}`);
 });
 
-test('swept candidates: equal to brute-force swept-box overlap, a superset of CCD hits', () => {
+test('swept candidates (a proximity query around boxes spanning each node\'s motion): equal to brute-force swept-box overlap, a superset of CCD hits', () => {
   const ratios: string[] = [];
   for (let seed = 11; seed <= 13; seed++) {
     const sc = twoBoxes(seed);
     const s = 0.5 + 0.5 * rng(seed)();
     const margin = 0.01;
     const bp = new SpatialHashBroadPhase(sc.surface);
-    bp.findSweptCandidates(sc.x, sc.dx, s, margin);
+    findSweptCandidates(bp, sc.x, sc.dx, s, margin);
     const got = hashPairs(sc, bp);
     const want = bruteForce(sc, sc.dx, s, margin / 2, null);
     assertSameSet(got.vt, want.vt, 'vertex-triangle');
@@ -239,7 +251,7 @@ test('reuse: repeated queries give the same answers as a fresh object and stop a
   const sc = twoBoxes(31);
   const bp = new SpatialHashBroadPhase(sc.surface);
   // A large query first (warm-up), then smaller and different ones on the same object.
-  bp.findSweptCandidates(sc.x, sc.dx, 1, 0.05);
+  findSweptCandidates(bp, sc.x, sc.dx, 1, 0.05);
   const vtBuf = bp.vertexTrianglePairs, eeBuf = bp.edgeEdgePairs;
   for (const [dhat, s] of [[0.02, 0.3], [0.06, 0.7]]) {
     bp.findProximityCandidates(sc.x, dhat);
@@ -247,7 +259,7 @@ test('reuse: repeated queries give the same answers as a fresh object and stop a
     fresh.findProximityCandidates(sc.x, dhat);
     assertSameSet(hashPairs(sc, bp).vt, hashPairs(sc, fresh).vt, 'reused vertex-triangle');
     assertSameSet(hashPairs(sc, bp).ee, hashPairs(sc, fresh).ee, 'reused edge-edge');
-    bp.findSweptCandidates(sc.x, sc.dx, s, 0.01);
+    findSweptCandidates(bp, sc.x, sc.dx, s, 0.01);
     const want = bruteForce(sc, sc.dx, s, 0.005, null);
     assertSameSet(hashPairs(sc, bp).vt, want.vt, 'reused swept vertex-triangle');
   }
@@ -260,7 +272,7 @@ test('a long sweep of one node coarsens the grid instead of covering millions of
   const dx = new Float64Array(sc.x.length);
   dx[3 * sc.surface.vertices[0]] = 1e4;
   const bp = new SpatialHashBroadPhase(sc.surface);
-  bp.findSweptCandidates(sc.x, dx, 1, 0.01);
+  findSweptCandidates(bp, sc.x, dx, 1, 0.01);
   const got = hashPairs(sc, bp);
   const want = bruteForce(sc, dx, 1, 0.005, null);
   assertSameSet(got.vt, want.vt, 'vertex-triangle');
@@ -281,12 +293,12 @@ test('pair kinds: same-group and cross-group queries split the brute-force pairs
     new Set([...want[kind]].filter((key) => keep(...groupOfPair(kind, key))));
   for (const selfContact of [[1, 1], [0, 1]]) {
     const bp = new SpatialHashBroadPhase(sc.surface, { groupOfNode, selfContact });
-    bp.findSweptCandidates(sc.x, sc.dx, 0.5, 0.04, 'same-group');
+    findSweptCandidates(bp, sc.x, sc.dx, 0.5, 0.04, 'same-group');
     const same = hashPairs(sc, bp);
     const inOwnBody = (ga: number, gb: number) => ga === gb && selfContact[ga] === 1;
     assertSameSet(same.vt, subset('vt', inOwnBody), `same-group vertex-triangle (self-contact ${selfContact})`);
     assertSameSet(same.ee, subset('ee', inOwnBody), `same-group edge-edge (self-contact ${selfContact})`);
-    bp.findSweptCandidates(sc.x, sc.dx, 0.5, 0.04, 'cross-group');
+    findSweptCandidates(bp, sc.x, sc.dx, 0.5, 0.04, 'cross-group');
     const cross = hashPairs(sc, bp);
     assert.ok(cross.vt.size > 0 && cross.ee.size > 0, 'the bodies are close enough to pair');
     assertSameSet(cross.vt, subset('vt', (ga, gb) => ga !== gb), 'cross-group vertex-triangle');
@@ -314,8 +326,8 @@ test('bvh method: the same pairs as brute force for proximity and swept queries,
         const got = hashPairs(moved, bvh), want = hashPairs(moved, hash);
         assertSameSet(got.vt, want.vt, `seed ${seed} move ${move} ${kind} proximity vertex-triangle`);
         assertSameSet(got.ee, want.ee, `seed ${seed} move ${move} ${kind} proximity edge-edge`);
-        bvh.findSweptCandidates(x, sc.dx, 0.7, 0.02, kind);
-        hash.findSweptCandidates(x, sc.dx, 0.7, 0.02, kind);
+        findSweptCandidates(bvh, x, sc.dx, 0.7, 0.02, kind);
+        findSweptCandidates(hash, x, sc.dx, 0.7, 0.02, kind);
         const gotS = hashPairs(moved, bvh), wantS = hashPairs(moved, hash);
         assertSameSet(gotS.vt, wantS.vt, `seed ${seed} move ${move} ${kind} swept vertex-triangle`);
         assertSameSet(gotS.ee, wantS.ee, `seed ${seed} move ${move} ${kind} swept edge-edge`);
@@ -323,28 +335,10 @@ test('bvh method: the same pairs as brute force for proximity and swept queries,
     }
     // And the hash itself agrees with brute force here (all pairs, no groups), so both do.
     const plain = new SpatialHashBroadPhase(sc.surface, { method: 'bvh', fixedNodes: fixed });
-    plain.findSweptCandidates(sc.x, sc.dx, 0.7, 0.02);
+    findSweptCandidates(plain, sc.x, sc.dx, 0.7, 0.02);
     const want = bruteForce(sc, sc.dx, 0.7, 0.01, fixed);
     assertSameSet(hashPairs(sc, plain).vt, want.vt, `seed ${seed} bvh vs brute force vertex-triangle`);
     assertSameSet(hashPairs(sc, plain).ee, want.ee, `seed ${seed} bvh vs brute force edge-edge`);
-  }
-});
-
-test('proximity around node boxes: boxes spanning a step list the swept query\'s pairs, brute force\'s too (hash and bvh)', () => {
-  for (let seed = 81; seed <= 83; seed++) {
-    const sc = twoBoxes(seed);
-    const s = 0.6, margin = 0.03;
-    const lo = Float64Array.from(sc.dx, (d) => Math.min(0, s * d));
-    const hi = Float64Array.from(sc.dx, (d) => Math.max(0, s * d));
-    const want = bruteForce(sc, sc.dx, s, 0.5 * margin, null);
-    for (const method of ['hash', 'bvh'] as const) {
-      const bp = new SpatialHashBroadPhase(sc.surface, { method });
-      bp.findProximityCandidates(sc.x, margin, 'all', null, { lo, hi });
-      const got = hashPairs(sc, bp);
-      assertSameSet(got.vt, want.vt, `seed ${seed} ${method} vertex-triangle`);
-      assertSameSet(got.ee, want.ee, `seed ${seed} ${method} edge-edge`);
-      assert.ok(want.ee.size > 0 && want.vt.size > 0, 'the case should have pairs of both kinds');
-    }
   }
 });
 

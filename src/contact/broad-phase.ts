@@ -5,8 +5,9 @@
  * either
  *   - proximity (active set): boxes at positions x, each inflated by dhat/2, so every pair closer than dhat is
  *     listed (a per-axis gap never exceeds the Euclidean distance), or
- *   - swept (CCD): boxes enclosing both x and x + s dx, each inflated by margin/2, so every pair that comes within
- *     `margin` while the vertices move linearly over the step is listed.
+ *   - around node boxes (a Newton step's candidates, candidate-set.ts): each node may be anywhere in its box
+ *     x + [lo, hi] (a step's motion x .. x + t dx, say); a primitive's box encloses its nodes' boxes, inflated by
+ *     dhat/2, so every pair that could come closer than dhat there is listed.
  *
  * Triangles and edges are binned into the cells their boxes cover (an open-addressing table keyed on integer cell
  * coordinates, entries grouped per cell). Each vertex (resp. edge) then visits the cells of its own box and tests
@@ -313,16 +314,7 @@ export class SpatialHashBroadPhase {
   ): void {
     if (!(dhat >= 0)) throw new Error(`broad phase: dhat must be >= 0, got ${dhat}`);
     if (groupReach !== null && !this.hasGroups) throw new Error('broad phase: groupReach needs options.groupOfNode');
-    this.run(x, null, 0, 0.5 * dhat, pairs, groupReach, around);
-  }
-
-  /**
-   * CCD candidates: every pair that could come within `margin` while each node moves linearly from x to
-   * x + s dx (boxes of both ends, inflated by margin/2).
-   */
-  findSweptCandidates(x: ArrayLike<number>, dx: ArrayLike<number>, s: number, margin = 0, pairs: PairKind = 'all'): void {
-    if (!(margin >= 0)) throw new Error(`broad phase: margin must be >= 0, got ${margin}`);
-    this.run(x, dx, s, 0.5 * margin, pairs);
+    this.run(x, 0.5 * dhat, pairs, groupReach, around);
   }
 
   /**
@@ -332,9 +324,9 @@ export class SpatialHashBroadPhase {
    */
   findEdgeTriangleCandidates(x: ArrayLike<number>): void {
     this.pairMode = 0;
-    fillBoxes(this.vertices, 1, x, null, 0, 0, this.vertexBoxes);
-    fillBoxes(this.edges, 2, x, null, 0, 0, this.edgeBoxes);
-    fillBoxes(this.triangles, 3, x, null, 0, 0, this.triangleBoxes);
+    fillBoxes(this.vertices, 1, x, 0, this.vertexBoxes);
+    fillBoxes(this.edges, 2, x, 0, this.edgeBoxes);
+    fillBoxes(this.triangles, 3, x, 0, this.triangleBoxes);
     this.chooseGrid();
     this.triangleTable.build(this.triangleCells, this.nt);
     this.edgeTriangleCount = 0;
@@ -342,14 +334,13 @@ export class SpatialHashBroadPhase {
   }
 
   private run(
-    x: ArrayLike<number>, dx: ArrayLike<number> | null, s: number, inflate: number, pairs: PairKind,
-    groupReach: ArrayLike<number> | null = null, around: NodeBoxes | null = null,
+    x: ArrayLike<number>, inflate: number, pairs: PairKind, groupReach: ArrayLike<number> | null, around: NodeBoxes | null,
   ): void {
     if (pairs !== 'all' && !this.hasGroups) throw new Error(`broad phase: '${pairs}' pairs need options.groupOfNode`);
     this.pairMode = pairs === 'all' ? 0 : pairs === 'same-group' ? 1 : 2;
-    fillBoxes(this.vertices, 1, x, dx, s, inflate, this.vertexBoxes, around);
-    fillBoxes(this.edges, 2, x, dx, s, inflate, this.edgeBoxes, around);
-    fillBoxes(this.triangles, 3, x, dx, s, inflate, this.triangleBoxes, around);
+    fillBoxes(this.vertices, 1, x, inflate, this.vertexBoxes, around);
+    fillBoxes(this.edges, 2, x, inflate, this.edgeBoxes, around);
+    fillBoxes(this.triangles, 3, x, inflate, this.triangleBoxes, around);
     if (groupReach !== null) {
       growBoxes(this.vertexBoxes, this.vertexGroup, groupReach);
       growBoxes(this.edgeBoxes, this.edgeGroup, groupReach);
@@ -569,12 +560,12 @@ export interface NodeBoxes {
 }
 
 /**
- * Box of each primitive (`arity` node ids each in `nodes`) over positions x and, when dx is given, x + s dx too (or,
- * with `around`, over its nodes' boxes x + [lo, hi]), grown by `inflate` on every side.
+ * Box of each primitive (`arity` node ids each in `nodes`) over positions x (or, with `around`, over its nodes'
+ * boxes x + [lo, hi]), grown by `inflate` on every side.
  */
 export function fillBoxes(
-  nodes: ArrayLike<number>, arity: number, x: ArrayLike<number>, dx: ArrayLike<number> | null, s: number,
-  inflate: number, out: Float64Array, around: NodeBoxes | null = null,
+  nodes: ArrayLike<number>, arity: number, x: ArrayLike<number>, inflate: number, out: Float64Array,
+  around: NodeBoxes | null = null,
 ): void {
   const count = nodes.length / arity;
   for (let p = 0; p < count; p++) {
@@ -587,10 +578,6 @@ export function fillBoxes(
         if (around !== null) {
           a += around.lo[i];
           b += around.hi[i];
-        } else if (dx !== null) {
-          const e = a + s * dx[i];
-          if (e < a) a = e;
-          else b = e;
         }
         if (a < mn) mn = a;
         if (b > mx) mx = b;
