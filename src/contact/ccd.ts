@@ -80,13 +80,10 @@ type DistanceSq = (x: Float64Array) => number;
 const pointTriangle: DistanceSq = (x) => pointTriangleDistanceSq(x, 0, 1, 2, 3);
 const edgeEdge: DistanceSq = (x) => segmentSegmentDistanceSq(x, 0, 1, 2, 3);
 
-/** The largest absolute coordinate of the positions loaded since it was last reset. */
-let world = 0;
-
 /**
  * Loads vertex i (a at t = 0, b at t = 1) relative to `origin` (the first vertex at t = 0): distances do not change
  * under a translation, and in the pair's own frame the tolerance follows the pair's size and motion rather than
- * where it is in the scene. Returns the largest local coordinate magnitude; `world` gets the largest absolute one.
+ * where it is in the scene. Returns the largest local coordinate magnitude.
  */
 function load(i: number, a: Vec3Like, b: Vec3Like, origin: Vec3Like): number {
   let scale = 0;
@@ -95,17 +92,18 @@ function load(i: number, a: Vec3Like, b: Vec3Like, origin: Vec3Like): number {
     x0[3 * i + k] = p;
     dx[3 * i + k] = b[k] - a[k];
     scale = Math.max(scale, Math.abs(p), Math.abs(p + dx[3 * i + k]));
-    world = Math.max(world, Math.abs(a[k]), Math.abs(b[k]));
   }
   return scale;
 }
 
 /**
- * What the relative tolerance multiplies for a query whose positions are at most `local` from their origin and
- * `world` from 0: the local size, but no less than WORLD_FLOOR times the world size. Far from the origin the
- * positions carry rounding of about 2e-16 of their magnitude, and the floor keeps the tolerance 450 times above it.
+ * What the relative tolerance multiplies for a query whose positions are at most `local` (per coordinate) from
+ * `origin`: the local size, but no less than WORLD_FLOOR times the positions' magnitude (at most |origin| + local).
+ * Far from the origin the positions carry rounding of about 2e-16 of their magnitude, and the floor keeps the
+ * tolerance 450 times above it.
  */
-function toleranceScale(local: number): number {
+function toleranceScale(local: number, origin: Vec3Like): number {
+  const world = Math.max(Math.abs(origin[0]), Math.abs(origin[1]), Math.abs(origin[2])) + local;
   return Math.max(local, WORLD_FLOOR * world);
 }
 
@@ -277,9 +275,8 @@ export function pointTriangleCcd(
   out?: CcdStats,
   options?: CcdOptions,
 ): number {
-  world = 0;
   const local = Math.max(load(0, p0, p1, p0), load(1, t00, t01, p0), load(2, t10, t11, p0), load(3, t20, t21, p0));
-  return additiveCcd(1, pointTriangle, toleranceScale(local), minDistance, out, options);
+  return additiveCcd(1, pointTriangle, toleranceScale(local, p0), minDistance, out, options);
 }
 
 /**
@@ -293,7 +290,6 @@ export function edgeEdgeCcd(
   out?: CcdStats,
   options?: CcdOptions,
 ): number {
-  world = 0;
   const local = Math.max(load(0, ea00, ea01, ea00), load(1, ea10, ea11, ea00), load(2, eb00, eb01, ea00), load(3, eb10, eb11, ea00));
-  return additiveCcd(2, edgeEdge, toleranceScale(local), minDistance, out, options);
+  return additiveCcd(2, edgeEdge, toleranceScale(local, ea00), minDistance, out, options);
 }
