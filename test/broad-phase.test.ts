@@ -127,14 +127,55 @@ function hashPairs(sc: Scene, bp: SpatialHashBroadPhase): { vt: Set<string>; ee:
 
 /**
  * The pairs that could come within `margin` while each node moves linearly from x to x + s dx: a proximity query
- * around boxes spanning the motion (the candidate sets' query along a Newton step).
+ * along that motion (the candidate sets' query along a Newton step).
  */
 function findSweptCandidates(
   bp: SpatialHashBroadPhase, x: Float64Array, dx: Float64Array, s: number, margin: number, kind: 'all' | 'same-group' | 'cross-group' = 'all',
 ): void {
-  const lo = Float64Array.from(dx, (d) => Math.min(0, s * d));
-  const hi = Float64Array.from(dx, (d) => Math.max(0, s * d));
-  bp.findProximityCandidates(x, margin, kind, null, { lo, hi });
+  bp.findProximityCandidates(x, margin, kind, null, Float64Array.from(dx, (d) => s * d));
+}
+
+/**
+ * Brute force for the trees' query along a motion: the pairs whose boxes at x (grown by r) can overlap at a common
+ * moment while every node moves by s dx, tested per axis by sampling the moment finely and by the interval rule
+ * (written independently of box-tree.ts: the coordinate differences of the two boxes at moment u, u in [0, 1]).
+ */
+function bruteAlong(
+  sc: Scene, x: Float64Array, dx: Float64Array, s: number, r: number, fixed: Uint8Array | null, keep: (nodesA: number[], nodesB: number[]) => boolean = () => true,
+): { vt: Set<string>; ee: Set<string> } {
+  const nt = sc.surface.triangles.length / 3, ne = sc.surface.edges.length / 2;
+  const allFixed = (ns: number[]) => fixed !== null && ns.every((n) => fixed[n] !== 0);
+  // Per primitive: its box at x and the box of its nodes' displacements.
+  const boxes = (nodes: number[]) => ({ at: box(nodes, x, null, 0, r), by: box(nodes, Float64Array.from(dx, (d) => s * d), null, 0, 0) });
+  const meet = (a: ReturnType<typeof boxes>, b: ReturnType<typeof boxes>) => {
+    for (let d = 0; d < 3; d++) {
+      // b - a on axis d at moment u lies in [b.lo - a.hi + u (mb.lo - ma.hi), b.hi - a.lo + u (mb.hi - ma.lo)].
+      const lo0 = b.at[d] - a.at[3 + d], hi0 = b.at[3 + d] - a.at[d];
+      const lo1 = lo0 + b.by[d] - a.by[3 + d], hi1 = hi0 + b.by[3 + d] - a.by[d];
+      if (Math.min(lo0, lo1) > 0 || Math.max(hi0, hi1) < 0) return false;
+    }
+    return true;
+  };
+  const vt = new Set<string>();
+  const triBoxes = Array.from({ length: nt }, (_, t) => boxes(tri(sc, t)));
+  for (const v of sc.surface.vertices) {
+    const bv = boxes([v]);
+    for (let t = 0; t < nt; t++) {
+      const ns = tri(sc, t);
+      if (ns.includes(v) || allFixed([v, ...ns]) || !keep([v], ns)) continue;
+      if (meet(bv, triBoxes[t])) vt.add(`${v},${t}`);
+    }
+  }
+  const ee = new Set<string>();
+  const edgeBoxes = Array.from({ length: ne }, (_, e) => boxes(edge(sc, e)));
+  for (let a = 0; a < ne; a++) {
+    for (let b = a + 1; b < ne; b++) {
+      const na = edge(sc, a), nb = edge(sc, b);
+      if (na.some((n) => nb.includes(n)) || allFixed([...na, ...nb]) || !keep(na, nb)) continue;
+      if (meet(edgeBoxes[a], edgeBoxes[b])) ee.add(`${a},${b}`);
+    }
+  }
+  return { vt, ee };
 }
 
 function assertSameSet(got: Set<string>, want: Set<string>, what: string): void {
@@ -188,7 +229,7 @@ test('proximity candidates: equal to brute-force box overlap, a superset of pair
   console.log(`proximity superset ratio (candidates / pairs closer than dhat):\n  ${ratios.join('\n  ')}`);
 });
 
-test('swept candidates (a proximity query around boxes spanning each node\'s motion): equal to brute-force swept-box overlap, a superset of CCD hits', () => {
+test('candidates along a motion: the hash equals brute-force swept-box overlap, the trees the brute-force common-moment rule, both supersets of CCD hits', () => {
   const ratios: string[] = [];
   for (let seed = 11; seed <= 13; seed++) {
     const sc = twoBoxes(seed);
@@ -200,6 +241,12 @@ test('swept candidates (a proximity query around boxes spanning each node\'s mot
     const want = bruteForce(sc, sc.dx, s, margin / 2, null);
     assertSameSet(got.vt, want.vt, 'vertex-triangle');
     assertSameSet(got.ee, want.ee, 'edge-edge');
+    const trees = new SpatialHashBroadPhase(sc.surface, { method: 'bvh' });
+    findSweptCandidates(trees, sc.x, sc.dx, s, margin);
+    const along = hashPairs(sc, trees);
+    const wantAlong = bruteAlong(sc, sc.x, sc.dx, s, margin / 2, null);
+    assertSameSet(along.vt, wantAlong.vt, 'trees: vertex-triangle');
+    assertSameSet(along.ee, wantAlong.ee, 'trees: edge-edge');
     // Brute-force CCD over every pair: each one that comes within margin must be a candidate.
     const x1 = sc.x.map((v, i) => v + s * sc.dx[i]);
     const p = (arr: Float64Array, n: number) => arr.subarray(3 * n, 3 * n + 3);
@@ -213,6 +260,7 @@ test('swept candidates (a proximity query around boxes spanning each node\'s mot
         if (toi <= 1) {
           hitsVt++;
           assert.ok(got.vt.has(`${v},${t}`), `colliding pair ${v},${t} missed`);
+          assert.ok(along.vt.has(`${v},${t}`), `trees: colliding pair ${v},${t} missed`);
         }
       }
     }
@@ -224,13 +272,72 @@ test('swept candidates (a proximity query around boxes spanning each node\'s mot
         if (toi <= 1) {
           hitsEe++;
           assert.ok(got.ee.has(`${ea},${eb}`), `colliding pair ${ea},${eb} missed`);
+          assert.ok(along.ee.has(`${ea},${eb}`), `trees: colliding pair ${ea},${eb} missed`);
         }
       }
     }
     assert.ok(hitsVt > 0 && hitsEe > 0, 'the scene has colliding pairs (the test can fail)');
-    ratios.push(`seed ${seed}: vt ${got.vt.size}/${hitsVt} = ${(got.vt.size / hitsVt).toFixed(2)}, ee ${got.ee.size}/${hitsEe} = ${(got.ee.size / hitsEe).toFixed(2)}`);
+    ratios.push(`seed ${seed}: hash vt ${got.vt.size}/${hitsVt}, ee ${got.ee.size}/${hitsEe}; trees vt ${along.vt.size}/${hitsVt}, ee ${along.ee.size}/${hitsEe}`);
   }
   console.log(`swept superset ratio (candidates / CCD hits within margin):\n  ${ratios.join('\n  ')}`);
+});
+
+test('candidates along a motion: a body turning by 1 rad, whose nodes move alike nearby, gives the trees fewer pairs than swept boxes, and every pair that comes close; moved as a whole, the pairs of a point', () => {
+  const sc = twoBoxes(15);
+  // The whole scene turns about the y axis through (1, 0.5, 0.5): up to 1 m of motion, about the same for neighbours.
+  const angle = 1, c = Math.cos(angle), sn = Math.sin(angle);
+  const dx = new Float64Array(sc.x.length);
+  for (let o = 0; o < dx.length; o += 3) {
+    const px = sc.x[o] - 1, pz = sc.x[o + 2] - 0.5;
+    dx[o] = c * px + sn * pz - px;
+    dx[o + 2] = -sn * px + c * pz - pz;
+  }
+  const margin = 0.1; // the bodies are 0.04-0.09 m apart
+  const hash = new SpatialHashBroadPhase(sc.surface);
+  findSweptCandidates(hash, sc.x, dx, 1, margin);
+  const trees = new SpatialHashBroadPhase(sc.surface, { method: 'bvh' });
+  findSweptCandidates(trees, sc.x, dx, 1, margin);
+  const swept = hashPairs(sc, hash), along = hashPairs(sc, trees);
+  const want = bruteAlong(sc, sc.x, dx, 1, margin / 2, null);
+  assertSameSet(along.vt, want.vt, 'vertex-triangle');
+  assertSameSet(along.ee, want.ee, 'edge-edge');
+  const n = along.vt.size + along.ee.size, m = swept.vt.size + swept.ee.size;
+  assert.ok(n < 0.8 * m, `the trees list ${n} pairs, the swept boxes ${m}`);
+  // Every pair within margin at one of 64 moments of the motion (the chord of a turn: a straight line per node).
+  const buf = new Float64Array(12);
+  const nt = sc.surface.triangles.length / 3, ne = sc.surface.edges.length / 2;
+  let close = 0;
+  for (let k = 0; k <= 64; k++) {
+    const y = Float64Array.from(sc.x, (v, i) => v + (k / 64) * dx[i]);
+    for (const v of sc.surface.vertices) {
+      for (let t = 0; t < nt; t++) {
+        const ns = tri(sc, t);
+        if (ns.includes(v) || pointTriangleDistance2(stencil(y, [v, ...ns], buf)) >= margin * margin) continue;
+        close++;
+        assert.ok(along.vt.has(`${v},${t}`), `pair ${v},${t} within margin at moment ${k}/64 missed`);
+      }
+    }
+    for (let a = 0; a < ne; a++) {
+      for (let b = a + 1; b < ne; b++) {
+        const na = edge(sc, a), nb = edge(sc, b);
+        if (na.some((q) => nb.includes(q)) || edgeEdgeDistance2(stencil(y, [...na, ...nb], buf)) >= margin * margin) continue;
+        close++;
+        assert.ok(along.ee.has(`${a},${b}`), `pair ${a},${b} within margin at moment ${k}/64 missed`);
+      }
+    }
+  }
+  assert.ok(close > 0, 'some pairs come within margin (the test can fail)');
+  console.log(`turning body: trees ${n} pairs, swept boxes ${m}, ${close} (pair, moment) within margin`);
+  // Moved as a whole by 2 m, nothing comes closer: the trees list the pairs at x, the swept boxes many more.
+  const shift = Float64Array.from(dx, (_, i) => (i % 3 === 0 ? 2 : 0));
+  findSweptCandidates(trees, sc.x, shift, 1, margin);
+  findSweptCandidates(hash, sc.x, shift, 1, margin);
+  const moved = hashPairs(sc, trees), sweptMoved = hashPairs(sc, hash);
+  trees.findProximityCandidates(sc.x, margin);
+  const still = hashPairs(sc, trees);
+  assertSameSet(moved.vt, still.vt, 'moved as a whole: vertex-triangle');
+  assertSameSet(moved.ee, still.ee, 'moved as a whole: edge-edge');
+  assert.ok(sweptMoved.vt.size + sweptMoved.ee.size > 3 * (still.vt.size + still.ee.size), 'the swept boxes pair along the sweep');
 });
 
 test('fixed nodes: pairs with every node fixed are dropped, the rest kept', () => {
@@ -307,7 +414,7 @@ test('pair kinds: same-group and cross-group queries split the brute-force pairs
   assert.throws(() => new SpatialHashBroadPhase(sc.surface).findProximityCandidates(sc.x, 0.1, 'cross-group'), /groupOfNode/);
 });
 
-test('bvh method: the same pairs as brute force for proximity and swept queries, every pair kind, reused across moves', () => {
+test('bvh method: the same pairs as brute force for proximity queries and queries along a motion, every pair kind, reused across moves', () => {
   for (let seed = 61; seed <= 64; seed++) {
     const sc = twoBoxes(seed);
     const nNodes = sc.x.length / 3;
@@ -327,16 +434,20 @@ test('bvh method: the same pairs as brute force for proximity and swept queries,
         assertSameSet(got.vt, want.vt, `seed ${seed} move ${move} ${kind} proximity vertex-triangle`);
         assertSameSet(got.ee, want.ee, `seed ${seed} move ${move} ${kind} proximity edge-edge`);
         findSweptCandidates(bvh, x, sc.dx, 0.7, 0.02, kind);
-        findSweptCandidates(hash, x, sc.dx, 0.7, 0.02, kind);
-        const gotS = hashPairs(moved, bvh), wantS = hashPairs(moved, hash);
-        assertSameSet(gotS.vt, wantS.vt, `seed ${seed} move ${move} ${kind} swept vertex-triangle`);
-        assertSameSet(gotS.ee, wantS.ee, `seed ${seed} move ${move} ${kind} swept edge-edge`);
+        const selfContact = [1, seed % 2];
+        const keep = (a: number[], b: number[]) => {
+          const ga = groupOfNode[a[0]], gb = groupOfNode[b[0]];
+          return kind === 'all' || (kind === 'same-group' ? ga === gb && selfContact[ga] === 1 : ga !== gb);
+        };
+        const gotS = hashPairs(moved, bvh), wantS = bruteAlong(moved, x, sc.dx, 0.7, 0.01, fixed, keep);
+        assertSameSet(gotS.vt, wantS.vt, `seed ${seed} move ${move} ${kind} along vertex-triangle`);
+        assertSameSet(gotS.ee, wantS.ee, `seed ${seed} move ${move} ${kind} along edge-edge`);
       }
     }
-    // And the hash itself agrees with brute force here (all pairs, no groups), so both do.
+    // And without groups.
     const plain = new SpatialHashBroadPhase(sc.surface, { method: 'bvh', fixedNodes: fixed });
     findSweptCandidates(plain, sc.x, sc.dx, 0.7, 0.02);
-    const want = bruteForce(sc, sc.dx, 0.7, 0.01, fixed);
+    const want = bruteAlong(sc, sc.x, sc.dx, 0.7, 0.01, fixed);
     assertSameSet(hashPairs(sc, plain).vt, want.vt, `seed ${seed} bvh vs brute force vertex-triangle`);
     assertSameSet(hashPairs(sc, plain).ee, want.ee, `seed ${seed} bvh vs brute force edge-edge`);
   }

@@ -239,3 +239,46 @@ test('a set built along a Newton step serves every line-search trial point on it
   assert.ok(alongBuilds >= 6, `most filter queries should build along their step (${alongBuilds} of 12)`);
   assert.ok(activeTrials > 5, `the trial points should have active pairs (${activeTrials})`);
 });
+
+test('a turn of a self-contact body keeps its candidates (the step moves neighbours alike), jitter does not; no pair touches on either path', () => {
+  const slab = {
+    name: 'slab',
+    mesh: { type: 'box' as const, size: [0.1, 0.0015, 0.1] as [number, number, number], cells: [6, 1, 6] as [number, number, number] },
+    transform: { translate: [0, 0.05, 0] as [number, number, number] },
+    material: { model: 'neo-hookean' as const, youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
+    selfContact: true,
+  };
+  const model = buildModel(parseScene({ name: 'slab', duration: 0.1, dt: 0.01, contact: { kappa: 1e3, dhat }, bodies: [slab] }));
+  const barrier = model.contact!.barrier;
+  const mesh = model.contact!.mesh;
+  const pairs = allPairs(mesh);
+  const x = Float64Array.from(model.x0);
+  const centre = [0.05, 0.05075, 0.05];
+  const path = (dx: Float64Array, t: number) => {
+    for (let s = 1; s <= 16; s++) {
+      const y = Float64Array.from(x, (v, i) => v + (s / 16) * t * dx[i]);
+      assert.ok(bruteMinDistance(pairs, y) > 0, `a pair touches at ${s}/16 of the allowed step`);
+      assert.equal(findIntersection(mesh, y), null);
+    }
+  };
+  for (const angle of [0.05, 0.2]) {
+    // The turn as one straight step (a rigid start candidate of Newton): nodes move by up to 1.4 cm at 0.2 rad.
+    const turned = Float64Array.from(x);
+    turn(turned, centre, angle, [1, 2, 0.5]);
+    const dx = Float64Array.from(turned, (v, i) => v - x[i]);
+    barrier.energy(x);
+    const before = barrier.candidateBuilds;
+    const t = barrier.maxStep(x, dx);
+    assert.equal(barrier.candidateBuilds, before, `turn by ${angle} rad: the candidates were built again`);
+    assert.ok(t > 0.5, `turn by ${angle} rad: step cut to ${t}`);
+    path(dx, t);
+    // Jitter (each node by up to 3 mm per axis, independently, more than the slab is thick): neighbours do not move
+    // alike, so the set is built along this step.
+    const r = rng(angle === 0.05 ? 3 : 4);
+    const jitter = Float64Array.from(x, () => 0.003 * (2 * r() - 1));
+    barrier.energy(x);
+    const beforeJitter = barrier.candidateBuilds;
+    path(jitter, barrier.maxStep(x, jitter));
+    assert.ok(barrier.candidateBuilds > beforeJitter, `jitter after a turn by ${angle} rad: no new candidates`);
+  }
+});

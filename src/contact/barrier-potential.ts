@@ -1,7 +1,7 @@
 import type { PotentialTerm } from '../energies/potential.js';
 import type { BsrMatrix, BsrPattern, PatternBuilder } from '../math/bsr.js';
 import { offsetBarrierFirstDerivative } from './barrier.js';
-import { CandidateSet } from './candidate-set.js';
+import { CandidateSet, relativeMotionBound } from './candidate-set.js';
 import { ccdDefaults } from './ccd.js';
 import { SpatialHashBroadPhase } from './broad-phase.js';
 import type { CollisionMesh } from './collision-mesh.js';
@@ -382,20 +382,3 @@ export class BarrierPotential implements PotentialTerm {
   }
 }
 
-/**
- * The largest |m_i - m_j| over nodes i of a stencil's first primitive (stencil[o .. o + split)) and j of its
- * second (stencil[o + split .. o + size)), m the nodes' motions: how fast the pair can close per unit step.
- */
-function relativeMotionBound(m: Float64Array, stencil: Int32Array, o: number, split: number, size: number): number {
-  let largest = 0;
-  for (let a = o; a < o + split; a++) {
-    const i = 3 * stencil[a];
-    for (let b = o + split; b < o + size; b++) {
-      const j = 3 * stencil[b];
-      const u = m[i] - m[j], v = m[i + 1] - m[j + 1], w = m[i + 2] - m[j + 2];
-      const n = u * u + v * v + w * w;
-      if (n > largest) largest = n;
-    }
-  }
-  return Math.sqrt(largest);
-}

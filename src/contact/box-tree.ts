@@ -5,6 +5,13 @@
  * group (a body) stay in one subtree, split at the median along the widest axis, and the groups themselves are
  * split the same way by their centroids. Later queries only refit the boxes (a body deforms and moves but keeps its
  * topology), so a query costs a linear refit plus a traversal that visits overlapping node pairs only.
+ *
+ * A query along a motion (every primitive moving linearly by its nodes' displacements, all at once) also refits a
+ * box of the displacements per node. Two subtrees are then visited only if, on every axis, the interval their
+ * points' coordinate differences can take at some common moment of the motion reaches zero: the gap between their
+ * position boxes, less how far the one can move toward the other (the spread of the displacement differences).
+ * Neighbours that move alike (a turning or swinging body) are paired only if near, where boxes swept by each
+ * primitive's own motion would pair everything along a long step.
  */
 
 /** Primitives per leaf at most. */
@@ -32,6 +39,11 @@ export class BoxTree {
    * primitive pairs of two leaves are tested without a lookup per box.
    */
   private readonly leafBoxes: Float64Array;
+  /** Per node and in leaf order: boxes of the displacements (6 numbers each), for queries along a motion. */
+  private readonly motionBox: Float64Array;
+  private readonly leafMotion: Float64Array;
+  /** Whether the last refit had displacements. */
+  private moving = false;
   private nodes = 0;
   private stack = new Int32Array(256);
 
@@ -50,6 +62,8 @@ export class BoxTree {
     this.groupHi = new Int32Array(capacity);
     this.box = new Float64Array(6 * capacity);
     this.leafBoxes = new Float64Array(6 * n);
+    this.motionBox = new Float64Array(6 * capacity);
+    this.leafMotion = new Float64Array(6 * n);
     if (n > 0) this.build(0, n, centers, group);
   }
 
@@ -104,32 +118,51 @@ export class BoxTree {
     return node;
   }
 
-  /** Sets every node's box from the primitives' boxes (6 numbers each: min xyz, max xyz). */
-  refit(primitiveBoxes: Float64Array): void {
-    const box = this.box, leafBoxes = this.leafBoxes, order = this.order;
+  /**
+   * Sets every node's box from the primitives' boxes (6 numbers each: min xyz, max xyz), and with `motion` (the
+   * primitives' displacement boxes, same layout) every node's displacement box; without it, the tree is still.
+   */
+  refit(primitiveBoxes: Float64Array, motion: Float64Array | null = null): void {
+    this.fit(primitiveBoxes, this.leafBoxes, this.box);
+    this.moving = motion !== null;
+    if (motion !== null) this.fit(motion, this.leafMotion, this.motionBox);
+  }
+
+  /**
+   * Copies the primitives' boxes into leaf order (leaf) and sets every node's box from them (node); the children of a
+   * node come after it, so a reverse sweep sees them first.
+   */
+  private fit(primitiveBoxes: Float64Array, leaf: Float64Array, node: Float64Array): void {
+    const { order, left, right, start, count } = this;
     for (let i = 0; i < order.length; i++) {
       const p = 6 * order[i], o = 6 * i;
-      for (let d = 0; d < 6; d++) leafBoxes[o + d] = primitiveBoxes[p + d];
+      for (let d = 0; d < 6; d++) leaf[o + d] = primitiveBoxes[p + d];
     }
-    // Children are created after their parent, so a reverse sweep sees them first.
-    for (let node = this.nodes - 1; node >= 0; node--) {
-      const o = 6 * node;
-      const l = this.left[node];
+    for (let n = this.nodes - 1; n >= 0; n--) {
+      const o = 6 * n;
+      const l = left[n];
       if (l < 0) {
-        box.fill(Infinity, o, o + 3);
-        box.fill(-Infinity, o + 3, o + 6);
-        for (let i = this.start[node], e = i + this.count[node]; i < e; i++) {
-          const p = 6 * i;
-          for (let d = 0; d < 3; d++) {
-            if (leafBoxes[p + d] < box[o + d]) box[o + d] = leafBoxes[p + d];
-            if (leafBoxes[p + 3 + d] > box[o + 3 + d]) box[o + 3 + d] = leafBoxes[p + 3 + d];
-          }
+        let x0 = Infinity, y0 = Infinity, z0 = Infinity, x1 = -Infinity, y1 = -Infinity, z1 = -Infinity;
+        for (let p = 6 * start[n], e = p + 6 * count[n]; p < e; p += 6) {
+          if (leaf[p] < x0) x0 = leaf[p];
+          if (leaf[p + 1] < y0) y0 = leaf[p + 1];
+          if (leaf[p + 2] < z0) z0 = leaf[p + 2];
+          if (leaf[p + 3] > x1) x1 = leaf[p + 3];
+          if (leaf[p + 4] > y1) y1 = leaf[p + 4];
+          if (leaf[p + 5] > z1) z1 = leaf[p + 5];
         }
+        node[o] = x0;
+        node[o + 1] = y0;
+        node[o + 2] = z0;
+        node[o + 3] = x1;
+        node[o + 4] = y1;
+        node[o + 5] = z1;
       } else {
-        const a = 6 * l, b = 6 * this.right[node];
+        const a = 6 * l, b = 6 * right[n];
         for (let d = 0; d < 3; d++) {
-          box[o + d] = Math.min(box[a + d], box[b + d]);
-          box[o + 3 + d] = Math.max(box[a + 3 + d], box[b + 3 + d]);
+          const lo = node[a + d], lo2 = node[b + d], hi = node[a + 3 + d], hi2 = node[b + 3 + d];
+          node[o + d] = lo < lo2 ? lo : lo2;
+          node[o + 3 + d] = hi > hi2 ? hi : hi2;
         }
       }
     }
@@ -137,11 +170,15 @@ export class BoxTree {
 
   /**
    * Every pair (p of this tree, q of `other`) whose primitive boxes overlap; with other === this, every unordered
-   * pair of distinct primitives once. Both trees must be refitted. `filter` prunes subtree pairs by group range.
+   * pair of distinct primitives once. Both trees must be refitted, with displacements or both without: with them,
+   * boxes that can meet at a common moment of the motion (see the module comment). `filter` prunes subtree pairs by
+   * group range.
    */
   pairs(other: BoxTree, filter: GroupFilter, visit: PairVisitor): void {
     if (this.nodes === 0 || other.nodes === 0) return;
     const self = other === this;
+    if (this.moving !== other.moving) throw new Error('box tree: both trees must be refitted with displacements or both without');
+    const moving = this.moving;
     let stack = this.stack;
     let top = 0;
     stack[top++] = 0;
@@ -150,10 +187,11 @@ export class BoxTree {
       const j = stack[--top];
       const i = stack[--top];
       if (!filter(this.groupLo[i], this.groupHi[i], other.groupLo[j], other.groupHi[j])) continue;
-      if (!(self && i === j) && !overlap(this.box, 6 * i, other.box, 6 * j)) continue;
+      if (!(self && i === j) && !(moving ? meet(this.box, this.motionBox, 6 * i, other.box, other.motionBox, 6 * j) : overlap(this.box, 6 * i, other.box, 6 * j))) continue;
       const li = this.left[i], lj = other.left[j];
       if (li < 0 && lj < 0) {
-        this.leafPairs(i, other, j, self && i === j, visit);
+        if (moving) this.movingLeafPairs(i, other, j, self && i === j, visit);
+        else this.leafPairs(i, other, j, self && i === j, visit);
         continue;
       }
       if (top + 8 > stack.length) {
@@ -189,6 +227,46 @@ export class BoxTree {
       }
     }
   }
+
+  private movingLeafPairs(i: number, other: BoxTree, j: number, same: boolean, visit: PairVisitor): void {
+    const a0 = this.start[i], a1 = a0 + this.count[i];
+    const b0 = other.start[j], b1 = b0 + other.count[j];
+    const A = this.leafBoxes, B = other.leafBoxes, MA = this.leafMotion, MB = other.leafMotion;
+    for (let s = a0; s < a1; s++) {
+      const o = 6 * s;
+      // meet() written out with a's numbers held: this loop is most of a query along a motion.
+      const x0 = A[o], y0 = A[o + 1], z0 = A[o + 2], x1 = A[o + 3], y1 = A[o + 4], z1 = A[o + 5];
+      const u0 = MA[o], v0 = MA[o + 1], w0 = MA[o + 2], u1 = MA[o + 3], v1 = MA[o + 4], w1 = MA[o + 5];
+      for (let t = same ? s + 1 : b0; t < b1; t++) {
+        const p = 6 * t;
+        let c = MB[p] - u1, e = MB[p + 3] - u0;
+        if (B[p] - x1 + (c < 0 ? c : 0) > 0 || B[p + 3] - x0 + (e > 0 ? e : 0) < 0) continue;
+        c = MB[p + 1] - v1;
+        e = MB[p + 4] - v0;
+        if (B[p + 1] - y1 + (c < 0 ? c : 0) > 0 || B[p + 4] - y0 + (e > 0 ? e : 0) < 0) continue;
+        c = MB[p + 2] - w1;
+        e = MB[p + 5] - w0;
+        if (B[p + 2] - z1 + (c < 0 ? c : 0) > 0 || B[p + 5] - z0 + (e > 0 ? e : 0) < 0) continue;
+        visit(this.order[s], other.order[t]);
+      }
+    }
+  }
+
+}
+
+/**
+ * Whether boxes a and b (positions, offset o and p) can overlap at a common moment while their points move by
+ * displacements in boxes ma and mb: on every axis, the coordinate difference b - a lies in [b.lo - a.hi, b.hi - a.lo]
+ * at the start and moves by s (mb - ma), s in [0, 1], so it reaches zero only if the interval grown by
+ * [min(0, mb.lo - ma.hi), max(0, mb.hi - ma.lo)] holds zero.
+ */
+function meet(a: Float64Array, ma: Float64Array, o: number, b: Float64Array, mb: Float64Array, p: number): boolean {
+  for (let d = 0; d < 3; d++) {
+    const closing = mb[p + d] - ma[o + 3 + d], opening = mb[p + 3 + d] - ma[o + d];
+    if (b[p + d] - a[o + 3 + d] + (closing < 0 ? closing : 0) > 0) return false;
+    if (b[p + 3 + d] - a[o + d] + (opening > 0 ? opening : 0) < 0) return false;
+  }
+  return true;
 }
 
 function overlap(a: Float64Array, o: number, b: Float64Array, p: number): boolean {

@@ -5,9 +5,10 @@
  * either
  *   - proximity (active set): boxes at positions x, each inflated by dhat/2, so every pair closer than dhat is
  *     listed (a per-axis gap never exceeds the Euclidean distance), or
- *   - around node boxes (a Newton step's candidates, candidate-set.ts): each node may be anywhere in its box
- *     x + [lo, hi] (a step's motion x .. x + t dx, say); a primitive's box encloses its nodes' boxes, inflated by
- *     dhat/2, so every pair that could come closer than dhat there is listed.
+ *   - along a motion (a Newton step's candidates, candidate-set.ts): every node moves linearly from x to x + m,
+ *     all together; every pair that could come closer than dhat at some moment of it is listed. The hash bins
+ *     boxes swept by each primitive's own motion; the trees compare the motions of the two primitives (box-tree.ts),
+ *     which lists far fewer pairs where neighbours move alike. Both are supersets of the pairs that come that close.
  *
  * Triangles and edges are binned into the cells their boxes cover (an open-addressing table keyed on integer cell
  * coordinates, entries grouped per cell). Each vertex (resp. edge) then visits the cells of its own box and tests
@@ -213,6 +214,10 @@ export class SpatialHashBroadPhase {
 
   // Boxes (min xyz, max xyz) and their cell ranges (lo xyz, hi xyz), 6 numbers per primitive.
   private readonly vertexBoxes: Float64Array;
+  /** Boxes of the primitives' displacements in a query along a motion (6 numbers each, as the boxes). */
+  private readonly vertexMotion: Float64Array;
+  private readonly edgeMotion: Float64Array;
+  private readonly triangleMotion: Float64Array;
   private readonly edgeBoxes: Float64Array;
   private readonly triangleBoxes: Float64Array;
   private readonly vertexCells: Int32Array;
@@ -253,6 +258,9 @@ export class SpatialHashBroadPhase {
     this.cellSizeScale = options.cellSizeScale ?? 1;
     if (!(this.cellSizeScale > 0)) throw new Error('broad phase: cellSizeScale must be positive');
     this.vertexBoxes = new Float64Array(6 * this.nv);
+    this.vertexMotion = new Float64Array(6 * this.nv);
+    this.edgeMotion = new Float64Array(6 * this.ne);
+    this.triangleMotion = new Float64Array(6 * this.nt);
     this.edgeBoxes = new Float64Array(6 * this.ne);
     this.triangleBoxes = new Float64Array(6 * this.nt);
     this.vertexCells = new Int32Array(6 * this.nv);
@@ -305,16 +313,19 @@ export class SpatialHashBroadPhase {
    * groupReach (per collision group, needs options.groupOfNode) the boxes of a group's primitives grow by
    * groupReach[g]/2 more: a pair of groups g and h is then listed when it could be closer than
    * dhat + (groupReach[g] + groupReach[h])/2, so a body that moves fast can be given a longer look-ahead than its
-   * resting neighbours. With `around` (per node and axis, an interval [lo, hi] of offsets from x), every pair that
-   * could be that close while each node stays in its box x + [lo, hi].
+   * resting neighbours. With `motion` (3 numbers per node), every pair that could be that close at some moment
+   * while all nodes move linearly from x to x + motion together: with `relative` (the 'bvh' method only) by
+   * comparing the two primitives' motions, otherwise by boxes swept by each primitive's own motion. Comparing pays
+   * where neighbours move alike (inside a turning, swinging body); against a still obstacle, sweeping is as tight
+   * and cheaper.
    */
   findProximityCandidates(
     x: ArrayLike<number>, dhat: number, pairs: PairKind = 'all', groupReach: ArrayLike<number> | null = null,
-    around: NodeBoxes | null = null,
+    motion: ArrayLike<number> | null = null, relative = true,
   ): void {
     if (!(dhat >= 0)) throw new Error(`broad phase: dhat must be >= 0, got ${dhat}`);
     if (groupReach !== null && !this.hasGroups) throw new Error('broad phase: groupReach needs options.groupOfNode');
-    this.run(x, 0.5 * dhat, pairs, groupReach, around);
+    this.run(x, 0.5 * dhat, pairs, groupReach, motion, relative && this.method === 'bvh');
   }
 
   /**
@@ -334,20 +345,28 @@ export class SpatialHashBroadPhase {
   }
 
   private run(
-    x: ArrayLike<number>, inflate: number, pairs: PairKind, groupReach: ArrayLike<number> | null, around: NodeBoxes | null,
+    x: ArrayLike<number>, inflate: number, pairs: PairKind, groupReach: ArrayLike<number> | null, motion: ArrayLike<number> | null,
+    relative: boolean,
   ): void {
     if (pairs !== 'all' && !this.hasGroups) throw new Error(`broad phase: '${pairs}' pairs need options.groupOfNode`);
     this.pairMode = pairs === 'all' ? 0 : pairs === 'same-group' ? 1 : 2;
-    fillBoxes(this.vertices, 1, x, inflate, this.vertexBoxes, around);
-    fillBoxes(this.edges, 2, x, inflate, this.edgeBoxes, around);
-    fillBoxes(this.triangles, 3, x, inflate, this.triangleBoxes, around);
+    const moving = motion !== null && relative;
+    const sweep = relative ? null : motion;
+    fillBoxes(this.vertices, 1, x, inflate, this.vertexBoxes, sweep);
+    fillBoxes(this.edges, 2, x, inflate, this.edgeBoxes, sweep);
+    fillBoxes(this.triangles, 3, x, inflate, this.triangleBoxes, sweep);
+    if (moving) {
+      fillBoxes(this.vertices, 1, motion, 0, this.vertexMotion);
+      fillBoxes(this.edges, 2, motion, 0, this.edgeMotion);
+      fillBoxes(this.triangles, 3, motion, 0, this.triangleMotion);
+    }
     if (groupReach !== null) {
       growBoxes(this.vertexBoxes, this.vertexGroup, groupReach);
       growBoxes(this.edgeBoxes, this.edgeGroup, groupReach);
       growBoxes(this.triangleBoxes, this.triangleGroup, groupReach);
     }
     if (this.method === 'bvh') {
-      this.collectWithTrees();
+      this.collectWithTrees(moving);
       return;
     }
     this.chooseGrid();
@@ -400,8 +419,11 @@ export class SpatialHashBroadPhase {
     }
   }
 
-  /** The 'bvh' method: refit the trees to the boxes just filled (shaping them on the first call) and traverse. */
-  private collectWithTrees(): void {
+  /**
+   * The 'bvh' method: refit the trees to the boxes just filled (shaping them on the first call; `moving`: and to
+   * the motion boxes) and traverse.
+   */
+  private collectWithTrees(moving: boolean): void {
     if (!this.trees) {
       const centers = (boxes: Float64Array) => Float64Array.from({ length: boxes.length / 2 }, (_, k) => {
         const o = 6 * Math.floor(k / 3) + (k % 3);
@@ -414,9 +436,9 @@ export class SpatialHashBroadPhase {
       };
     }
     const { vertex, edge, triangle } = this.trees;
-    vertex.refit(this.vertexBoxes);
-    edge.refit(this.edgeBoxes);
-    triangle.refit(this.triangleBoxes);
+    vertex.refit(this.vertexBoxes, moving ? this.vertexMotion : null);
+    edge.refit(this.edgeBoxes, moving ? this.edgeMotion : null);
+    triangle.refit(this.triangleBoxes, moving ? this.triangleMotion : null);
     this.vertexTriangleCount = 0;
     this.edgeEdgeCount = 0;
     vertex.pairs(triangle, this.groupFilter, this.visitVertexTriangle);
@@ -553,19 +575,12 @@ export function boxesOverlap(a: ArrayLike<number>, o: number, b: ArrayLike<numbe
   );
 }
 
-/** Per node and axis (3 numbers per node each), the offsets from x that bound a box: x + lo .. x + hi. */
-export interface NodeBoxes {
-  lo: Float64Array;
-  hi: Float64Array;
-}
-
 /**
- * Box of each primitive (`arity` node ids each in `nodes`) over positions x (or, with `around`, over its nodes'
- * boxes x + [lo, hi]), grown by `inflate` on every side.
+ * Box of each primitive (`arity` node ids each in `nodes`) over the values x of its nodes, grown by `inflate`; with
+ * `sweep` (3 numbers per node), over x and x + sweep, which holds the primitive all along that linear motion.
  */
 export function fillBoxes(
-  nodes: ArrayLike<number>, arity: number, x: ArrayLike<number>, inflate: number, out: Float64Array,
-  around: NodeBoxes | null = null,
+  nodes: ArrayLike<number>, arity: number, x: ArrayLike<number>, inflate: number, out: Float64Array, sweep: ArrayLike<number> | null = null,
 ): void {
   const count = nodes.length / arity;
   for (let p = 0; p < count; p++) {
@@ -574,12 +589,11 @@ export function fillBoxes(
       let mn = Infinity, mx = -Infinity;
       for (let k = 0; k < arity; k++) {
         const i = 3 * nodes[arity * p + k] + d;
-        let a = x[i], b = a;
-        if (around !== null) {
-          a += around.lo[i];
-          b += around.hi[i];
-        }
+        const a = x[i];
+        const b = sweep === null ? a : a + sweep[i];
         if (a < mn) mn = a;
+        if (a > mx) mx = a;
+        if (b < mn) mn = b;
         if (b > mx) mx = b;
       }
       out[o + d] = mn - inflate;

@@ -1,5 +1,5 @@
 import type { BsrPattern } from '../math/bsr.js';
-import { polarDecomposition } from '../math/small.js';
+import { inverse3, polarDecomposition } from '../math/small.js';
 import type { SpatialHashBroadPhase } from './broad-phase.js';
 import type { CollisionMesh } from './collision-mesh.js';
 import { PairScratch, type SurfacePairKind } from './pairs/pair-kind.js';
@@ -11,28 +11,34 @@ import { stencilInPattern } from './pairs/stencil.js';
  * Contact candidates of one reach, pairs inside one body (self-contact) or pairs across groups, one PairList per
  * surface pair kind (vertex-triangle, edge-edge).
  *
- * Each collision group (a body, an obstacle) has its own margin m_g. The set is built from a box per vertex,
- * inflated by (dhat + m_g)/2 for the primitives of group g: a pair of groups g and h left out has a gap of at least
- * dhat + (m_g + m_h)/2 along some axis between their vertices' boxes. It stays valid while every collision vertex of
- * every group g stays within m_g/2 (per axis) of its box, because that gap then stays at least dhat. Per group,
- * because one fast body (a falling ball) would otherwise widen the reach of every resting one: in an interlocked
- * chain net a 1 cm reach everywhere lists 2.4 million pairs where the links' own motion needs a few percent of that.
+ * Each collision group (a body, an obstacle) has its own margin m_g. The set is built around a reference: a point
+ * (`rebuild` at x), or a segment (`rebuildAlong`: every vertex moving linearly from x to x + w_v, all together,
+ * w = t dx for a Newton step, whose line-search trial points and accepted point all lie on it). The broad phase
+ * lists every pair whose primitives, inflated by (dhat + m_g)/2 for group g, can overlap at some moment of that
+ * motion (box-tree.ts compares the two primitives' displacements): a pair of groups g and h left out is, at every
+ * moment, more than dhat + (m_g + m_h)/2 apart along some axis. The set stays valid at x' while every collision
+ * vertex of every group g is within m_g/2 (per axis) of the reference point at one common moment s (the point
+ * itself, or x + s w for the s that fits x' best), because that gap then stays at least dhat. Per group, because one
+ * fast body (a falling ball) would otherwise widen the reach of every resting one: in an interlocked chain net a
+ * 1 cm reach everywhere lists 2.4 million pairs where the links' own motion needs a few percent of that.
  *
- * The boxes are points (`rebuild` at x), or enclose the segments x .. x + t dx of one or more steps
- * (`rebuildAlong`): a Newton step's, whose line-search trial points and accepted point are then inside, so one
- * broad phase per Newton iteration serves the line search's energies, its CCD and the next iteration's
- * derivatives; or Newton's start candidates, all at once.
+ * One broad phase per Newton iteration then serves the line search's energies, its CCD and the next iteration's
+ * derivatives. Comparing the primitives' motions, not boxes swept by each one's own, matters: the first Newton
+ * steps of a tumbling, jiggling bunny move its surface by 1-5 cm, where boxes swept by each vertex listed 214,000
+ * self-contact pairs against 13,000 at a point, and nearby nodes move alike.
  *
- * Inside one body a rigid motion changes no distance, so there each vertex is compared with its box in the body's
- * frame. Point boxes undo the body's best-fitting rigid motion (centroids and the polar rotation of their
- * covariance): a falling, flying or tumbling body keeps its self-contact set for many steps; only its deformation
- * counts. Boxes along steps are swept by the steps less the body's mean motion (a falling body's long sweep would
- * list every neighbour), and a point is compared with them after its mean displacement from x is undone.
+ * Inside one body a rigid motion changes no distance, so there each vertex is compared with its reference in the
+ * body's frame. A point reference undoes the body's best-fitting rigid motion (centroids and the polar rotation of
+ * their covariance): a falling, flying or tumbling body keeps its self-contact set for many steps; only its
+ * deformation counts. A segment is the step less the body's mean motion, and a point is compared with it after its
+ * mean displacement from x is undone.
  *
- * Per candidate the lists keep its distance at the build's x (distanceRef) and, after each `update`, how much closer
- * it can be now (slack: the largest displacement from that x among its first primitive's nodes plus the largest
- * among its second's, Euclidean, in the body's frame inside one) and whether it is live (can be closer than dhat);
- * `covered` says whether its Hessian blocks are in the bound pattern.
+ * Per candidate the lists keep its distance at the build's x (distanceRef), how fast it can close along the
+ * segment (approach: the largest motion of a node of one primitive relative to a node of the other), and after
+ * each `update` how much closer it can be now (slack: s times approach, plus the largest deviation from the
+ * reference among its first primitive's nodes and the largest among its second's, Euclidean, in the body's frame
+ * inside one) and whether it is live (can be closer than dhat); `covered` says whether its Hessian blocks are in the
+ * bound pattern.
  */
 export class CandidateSet {
   /** The candidates, one list per surface pair kind. */
@@ -47,17 +53,18 @@ export class CandidateSet {
   /** x of the last `update` that found the set valid; `update` at the same x again has nothing to do. */
   private readonly xUpdated: Float64Array;
   private updatedValid = false;
-  /** Positions of the last build: the reference point, or the start of the step the boxes follow. */
+  /** Positions of the last build: the reference point, or the start of the segment. */
   private readonly xRef: Float64Array;
-  /** Boxes built along steps: each vertex's box is xRef + [boxLo, boxHi] per axis; point boxes: both 0. */
+  /** A segment reference: each vertex moves from xRef by s segment (s in [0, 1], in the frame); a point: all 0. */
   private alongStep = false;
-  private readonly boxLo: Float64Array;
-  private readonly boxHi: Float64Array;
+  private readonly segment: Float64Array;
+  /** The moment s on the segment that fits the x of the last `displacement` best (0 for a point reference). */
+  private moment = 0;
   /** The step less each group's mean motion (inside a body), for `rebuildAlong` and the caller's CCD. */
   private readonly relative: Float64Array;
-  /** Euclidean displacement of each node from xRef, in the frame `displacement` uses (the vertices checked only). */
+  /** Euclidean deviation of each node from its reference, in the frame `displacement` uses (the vertices checked only). */
   private readonly moved: Float64Array;
-  /** Per vertex checked: its displacement from xRef at the x of the last `displacement`, in the frame used there. */
+  /** Per vertex checked: its deviation from the reference at the x of the last `displacement`, in the frame used there. */
   private readonly framed: Float64Array;
   private readonly scratch = new PairScratch();
   /**
@@ -73,8 +80,16 @@ export class CandidateSet {
   /** Per group: its mean displacement (relativeMotion, and from xRef inside boxes along a step). */
   private readonly shift: Float64Array;
   private readonly covariance: Float64Array;
-  /** Per group: how far coversStep's step takes its vertices from their boxes. */
+  /** Per group: how far coversStep's step takes its vertices from their reference. */
   private readonly groupMotion: Float64Array;
+  /** Per group, for affineCovers: centroid (3), second moments and step moments (9 each), the fitted map (9). */
+  private readonly fitCenter: Float64Array;
+  private readonly fitMean: Float64Array;
+  private readonly fitMoments: Float64Array;
+  private readonly fitStep: Float64Array;
+  private readonly fitMap: Float64Array;
+  private readonly fitResidual: Float64Array;
+  private readonly inverse = new Float64Array(9);
 
   constructor(
     private readonly mesh: CollisionMesh,
@@ -88,8 +103,7 @@ export class CandidateSet {
   ) {
     this.xRef = new Float64Array(3 * mesh.nNodes);
     this.xUpdated = new Float64Array(3 * mesh.nNodes);
-    this.boxLo = new Float64Array(3 * mesh.nNodes);
-    this.boxHi = new Float64Array(3 * mesh.nNodes);
+    this.segment = new Float64Array(3 * mesh.nNodes);
     this.relative = new Float64Array(3 * mesh.nNodes);
     this.moved = new Float64Array(mesh.nNodes);
     this.framed = new Float64Array(3 * mesh.nNodes);
@@ -104,6 +118,12 @@ export class CandidateSet {
     this.margin = new Float64Array(groups).fill(dhat);
     this.delta = new Float64Array(groups);
     this.groupMotion = new Float64Array(groups);
+    this.fitCenter = new Float64Array(3 * groups);
+    this.fitMean = new Float64Array(3 * groups);
+    this.fitMoments = new Float64Array(9 * groups);
+    this.fitStep = new Float64Array(9 * groups);
+    this.fitMap = new Float64Array(9 * groups);
+    this.fitResidual = new Float64Array(groups);
   }
 
   /**
@@ -135,8 +155,16 @@ export class CandidateSet {
     return true;
   }
 
-  /** The largest displacement among pair k's first primitive's nodes plus the largest among its second's. */
+  /**
+   * How much closer than at the build pair k can be now: it closes by at most moment * approach along the segment,
+   * plus the largest deviation among its first primitive's nodes and the largest among its second's.
+   */
   private slackOf(list: PairList, k: number): number {
+    return this.moment * list.approach[k] + this.deviationOf(list, k);
+  }
+
+  /** The largest deviation among pair k's first primitive's nodes plus the largest among its second's. */
+  private deviationOf(list: PairList, k: number): number {
     const moved = this.moved;
     const { nodes } = list;
     const { size, split } = list.kind;
@@ -156,16 +184,17 @@ export class CandidateSet {
   /**
    * Whether moving by t dx (dx from relativeMotion) from the x of the last `update` keeps every pair outside the set
    * more than `keep` apart (the largest pair offset; 0 without offsets), with 10 % to spare, judged group by group. A
-   * pair of groups g and h left out is at least dhat + (m_g + m_h)/2 apart along some axis between its vertices'
-   * boxes (dhat here the set's reach); if every vertex of g stays within e_g of its box per axis over the step, the
-   * pair stays more than keep apart when e_g < (dhat - keep)/2 + m_g/2 for every group. Per group, because a fast
-   * body with a wide margin and a slow one with a narrow margin are each covered where the one worst case of both
-   * (the fastest motion against the narrowest margin) is not.
+   * pair of groups g and h left out is at least dhat + (m_g + m_h)/2 apart along some axis at every moment of the
+   * reference (dhat here the set's reach); if every vertex of g stays within e_g per axis of its reference point at
+   * the moment fitted last, over the whole step, the pair stays more than keep apart when
+   * e_g < (dhat - keep)/2 + m_g/2 for every group. Per group, because a fast body with a wide margin and a slow one
+   * with a narrow margin are each covered where the one worst case of both (the fastest motion against the narrowest
+   * margin) is not.
    *
-   * e_g: where positions are compared with the boxes after a translation only (across bodies; boxes along steps),
-   * a vertex moves by t dx in that frame too, and its distance from a box, convex along the step, is largest at an
-   * end: e_g is the largest per-axis distance at x (delta_g) or at x + t dx. After a best-fitting rigid motion (point
-   * boxes inside a body) the frame itself turns with the step, so the bound is delta_g + t mu_g, mu_g the largest
+   * e_g: where positions are compared with the reference after a translation only (across bodies; segments), a
+   * vertex moves by t dx in that frame too, and its deviation, convex along the step, is largest at an end: e_g is
+   * the largest per-axis deviation at x (delta_g) or at x + t dx. After a best-fitting rigid motion (a point
+   * reference inside a body) the frame itself turns with the step, so the bound is delta_g + t mu_g, mu_g the largest
    * vertex motion in g.
    */
   coversStep(dx: Float64Array, t: number, keep: number): boolean {
@@ -179,60 +208,166 @@ export class CandidateSet {
       }
       for (let k = 0; k < reach.length; k++) reach[k] = this.delta[k] + t * Math.sqrt(reach[k]);
     } else {
-      const p = this.framed, lo = this.boxLo, hi = this.boxHi;
+      // On a segment, the moment may move along with the step: s(tau) = s + tau sigma, sigma the least-squares fit
+      // of dx onto the segment, as long as it stays in [0, 1]; the deviation is linear in tau, largest at an end.
+      const e = this.framed, w = this.segment;
+      let sigma = 0;
+      if (this.alongStep && t > 0) {
+        let dw = 0, ww = 0;
+        for (const v of this.vertices) {
+          for (let o = 3 * v; o < 3 * v + 3; o++) {
+            dw += dx[o] * w[o];
+            ww += w[o] * w[o];
+          }
+        }
+        sigma = ww > 0 ? dw / ww : 0;
+        const end = this.moment + t * sigma;
+        if (end > 1) sigma = (1 - this.moment) / t;
+        else if (end < 0) sigma = -this.moment / t;
+      }
       reach.set(this.delta);
       for (const v of this.vertices) {
         for (let o = 3 * v; o < 3 * v + 3; o++) {
-          const e = outside(p[o] + t * dx[o], lo[o], hi[o]);
-          if (e > reach[g[v]]) reach[g[v]] = e;
+          const end = Math.abs(e[o] + t * (dx[o] - sigma * w[o]));
+          if (end > reach[g[v]]) reach[g[v]] = end;
         }
       }
     }
+    let affine = false;
     for (let k = 0; k < reach.length; k++) {
-      if (!(reach[k] < 0.9 * (0.5 * (this.dhat - keep) + 0.5 * this.margin[k]))) return false;
+      if (reach[k] < 0.9 * (0.5 * (this.dhat - keep) + 0.5 * this.margin[k])) continue;
+      // Inside a body, a step that is mostly a turn (a rigid start candidate) moves neighbours alike.
+      if (!this.sameGroup) return false;
+      if (!affine) this.fitAffine(dx);
+      affine = true;
+      if (!this.affineCovers(k, t, keep)) return false;
     }
     return true;
   }
 
   /**
-   * Per group, the largest per-axis distance of its vertices from their boxes (inside a body: after undoing the
-   * body's motion, see the class comment), into `delta`; leaves each vertex's Euclidean distance in `moved`.
+   * Whether group g's pairs outside the set stay more than `keep` apart (10 % of the gap to spare) over the step
+   * t dx, judged by how the step changes distances: with dx_v = A (x_v - c) + b + e_v (fitAffine), two points p, q
+   * of the group close at the rate |A (p - q) + e_p - e_q| <= a D + 2 E (a = |A|_F, E = max |e_v|, D = |p - q|),
+   * so from D0 their distance stays at least (D0 + 2E/a) exp(-a t) - 2E/a. A pair outside the set is at least
+   * D0 = dhat + m_g - 2 delta_g apart now. A turn by theta has a = 2 sin(theta/2) and E = 0: the pairs keep
+   * 1 - theta of their distance, where bounding each vertex's motion alone (coversStep) lets them close by twice
+   * the largest.
+   */
+  private affineCovers(g: number, t: number, keep: number): boolean {
+    const M = this.fitMap, o = 9 * g;
+    let a2 = 0;
+    for (let i = 0; i < 9; i++) a2 += M[o + i] * M[o + i];
+    const a = Math.sqrt(a2), E = this.fitResidual[g];
+    const gap = this.dhat + this.margin[g];
+    const d0 = gap - 2 * this.delta[g];
+    const at = a * t;
+    const lower = at > 1e-12 ? (d0 + (2 * E) / a) * Math.exp(-at) - (2 * E) / a : d0 - 2 * E * t;
+    return lower > keep + 0.1 * (gap - keep);
+  }
+
+  /**
+   * Per group, the least-squares affine fit of the step dx over its vertices at the x of the last `update`: the map
+   * A into fitMap, the largest residual |dx_v - A (x_v - c) - b| into fitResidual (b the mean step, c the centroid).
+   * A flat group (a sheet: no inverse of its second moments) gets A = 0, which leaves the step itself as residual.
+   */
+  private fitAffine(dx: Float64Array): void {
+    const x = this.xUpdated, g = this.mesh.groupOfNode;
+    const c = this.fitCenter, S = this.fitMoments, B = this.fitStep, M = this.fitMap, inv = this.inverse;
+    const mean = this.fitMean, count = this.groupSize;
+    groupMeans(this.mesh, this.vertices, x, null, c, count);
+    groupMeans(this.mesh, this.vertices, dx, null, mean, count);
+    S.fill(0);
+    B.fill(0);
+    for (const v of this.vertices) {
+      const o = 3 * v, q = 3 * g[v], Q = 9 * g[v];
+      for (let i = 0; i < 3; i++) {
+        const ri = x[o + i] - c[q + i], di = dx[o + i] - mean[q + i];
+        for (let j = 0; j < 3; j++) {
+          const rj = x[o + j] - c[q + j];
+          S[Q + 3 * i + j] += ri * rj;
+          B[Q + 3 * i + j] += di * rj;
+        }
+      }
+    }
+    M.fill(0);
+    for (let k = 0; k < count.length; k++) {
+      const Q = 9 * k;
+      const trace = S[Q] + S[Q + 4] + S[Q + 8];
+      const det = inverse3(S.subarray(Q, Q + 9), inv);
+      if (!(trace > 0) || !(det > 1e-9 * trace * trace * trace)) continue;
+      for (let i = 0; i < 3; i++) {
+        for (let j = 0; j < 3; j++) {
+          let sum = 0;
+          for (let l = 0; l < 3; l++) sum += B[Q + 3 * i + l] * inv[3 * l + j];
+          M[Q + 3 * i + j] = sum;
+        }
+      }
+    }
+    const E = this.fitResidual;
+    E.fill(0);
+    for (const v of this.vertices) {
+      const o = 3 * v, q = 3 * g[v], Q = 9 * g[v];
+      const rx = x[o] - c[q], ry = x[o + 1] - c[q + 1], rz = x[o + 2] - c[q + 2];
+      const ex = dx[o] - mean[q] - (M[Q] * rx + M[Q + 1] * ry + M[Q + 2] * rz);
+      const ey = dx[o + 1] - mean[q + 1] - (M[Q + 3] * rx + M[Q + 4] * ry + M[Q + 5] * rz);
+      const ez = dx[o + 2] - mean[q + 2] - (M[Q + 6] * rx + M[Q + 7] * ry + M[Q + 8] * rz);
+      const e = Math.sqrt(ex * ex + ey * ey + ez * ez);
+      if (e > E[g[v]]) E[g[v]] = e;
+    }
+  }
+
+  /**
+   * Each vertex's deviation at x from its reference point (inside a body: after undoing the body's motion, see the
+   * class comment): on a segment, the point at the moment s that fits x best (least squares over the vertices, s in
+   * [0, 1]), kept in `moment`. Per group the largest per-axis deviation into `delta`; each vertex's deviation into
+   * `framed`, its Euclidean length into `moved`.
    */
   displacement(x: Float64Array): void {
-    const r = this.xRef, lo = this.boxLo, hi = this.boxHi, g = this.mesh.groupOfNode, moved = this.moved, delta = this.delta;
+    const r = this.xRef, w = this.segment, g = this.mesh.groupOfNode, moved = this.moved, delta = this.delta;
     const framed = this.framed;
-    const frame = this.sameGroup, translated = frame && this.alongStep;
-    if (frame) this.fitRigidMotions(x);
+    const rigid = this.sameGroup && !this.alongStep, translated = this.sameGroup && this.alongStep;
+    if (rigid) this.fitRigidMotions(x);
     if (translated) groupMeans(this.mesh, this.vertices, x, r, this.shift, this.groupSize);
     const { center: c, centerRef: cr, rotation: R, shift } = this;
-    delta.fill(0);
+    let pw = 0, ww = 0;
     for (const v of this.vertices) {
       const o = 3 * v, q = 3 * g[v];
-      // p: the displacement from xRef, inside a body after its best-fitting rigid motion is undone (R^T (x - c) + cRef
-      // - xRef), which bounds how far its pairs' distances can have changed.
+      // The displacement from xRef: inside a body after its best-fitting rigid motion is undone (R^T (x - c) + cRef
+      // - xRef) or, on a segment, its mean displacement (the segment holds the step less its mean).
       let px: number, py: number, pz: number;
-      if (frame) {
+      if (rigid) {
         const Q = 9 * g[v];
         const ux = x[o] - c[q], uy = x[o + 1] - c[q + 1], uz = x[o + 2] - c[q + 2];
         px = R[Q] * ux + R[Q + 3] * uy + R[Q + 6] * uz + cr[q] - r[o];
         py = R[Q + 1] * ux + R[Q + 4] * uy + R[Q + 7] * uz + cr[q + 1] - r[o + 1];
         pz = R[Q + 2] * ux + R[Q + 5] * uy + R[Q + 8] * uz + cr[q + 2] - r[o + 2];
+      } else if (translated) {
+        px = x[o] - r[o] - shift[q];
+        py = x[o + 1] - r[o + 1] - shift[q + 1];
+        pz = x[o + 2] - r[o + 2] - shift[q + 2];
       } else {
         px = x[o] - r[o];
         py = x[o + 1] - r[o + 1];
         pz = x[o + 2] - r[o + 2];
       }
-      moved[v] = Math.sqrt(px * px + py * py + pz * pz);
-      if (translated) {
-        // Boxes along steps hold the positions less the mean displacement only (see rebuildAlong).
-        px = x[o] - r[o] - shift[q];
-        py = x[o + 1] - r[o + 1] - shift[q + 1];
-        pz = x[o + 2] - r[o + 2] - shift[q + 2];
-      }
       framed[o] = px;
       framed[o + 1] = py;
       framed[o + 2] = pz;
-      const m = Math.max(outside(px, lo[o], hi[o]), outside(py, lo[o + 1], hi[o + 1]), outside(pz, lo[o + 2], hi[o + 2]));
+      pw += px * w[o] + py * w[o + 1] + pz * w[o + 2];
+      ww += w[o] * w[o] + w[o + 1] * w[o + 1] + w[o + 2] * w[o + 2];
+    }
+    const s = ww > 0 ? Math.min(1, Math.max(0, pw / ww)) : 0;
+    this.moment = s;
+    delta.fill(0);
+    for (const v of this.vertices) {
+      const o = 3 * v;
+      const ex = framed[o] - s * w[o], ey = framed[o + 1] - s * w[o + 1], ez = framed[o + 2] - s * w[o + 2];
+      framed[o] = ex;
+      framed[o + 1] = ey;
+      framed[o + 2] = ez;
+      moved[v] = Math.sqrt(ex * ex + ey * ey + ez * ez);
+      const m = Math.max(Math.abs(ex), Math.abs(ey), Math.abs(ez));
       if (m > delta[g[v]]) delta[g[v]] = m;
     }
   }
@@ -297,7 +432,7 @@ export class CandidateSet {
   }
 
   /**
-   * Rebuilds the set at x (point boxes) from a proximity query of the broad phase (run here with dhat and the
+   * Rebuilds the set around the point x from a proximity query of the broad phase (run here with dhat and the
    * groups' margins), listing only its kind of pairs.
    */
   rebuild(x: Float64Array, broadPhase: SpatialHashBroadPhase): void {
@@ -310,25 +445,20 @@ export class CandidateSet {
       this.displacement(x);
       for (let g = 0; g < this.margin.length; g++) this.margin[g] = Math.min(this.marginCap, Math.max(this.marginFloor, 2 * this.delta[g]));
     }
-    this.boxLo.fill(0);
-    this.boxHi.fill(0);
+    this.segment.fill(0);
     this.build(x, false, broadPhase);
   }
 
   /**
-   * Rebuilds the set from boxes enclosing the step x .. x + t dx (inside bodies less their mean motion, see
-   * relativeMotion), with the smallest margins: the step's own motion is in the boxes already. (Margins that would
-   * allow another step like this one made the chain net's first 0.1 s 1.8x slower at 4 dhat and 4.3x at 10 dhat:
-   * its links are interlocked, and the set grows with the square of the reach.)
+   * Rebuilds the set around the segment x .. x + t dx (inside bodies less their mean motion, see relativeMotion),
+   * with the smallest margins: the step's own motion is in the segment already. (Margins that would allow another
+   * step like this one made the chain net's first 0.1 s 1.8x slower at 4 dhat and 4.3x at 10 dhat: its links are
+   * interlocked, and the set grows with the square of the reach.)
    */
   rebuildAlong(x: Float64Array, dx: Float64Array, t: number, broadPhase: SpatialHashBroadPhase): void {
-    const lo = this.boxLo, hi = this.boxHi;
+    const w = this.segment;
     const motion = this.relativeMotion(dx);
-    for (let i = 0; i < lo.length; i++) {
-      const w = t * motion[i];
-      lo[i] = w < 0 ? w : 0;
-      hi[i] = w > 0 ? w : 0;
-    }
+    for (let i = 0; i < w.length; i++) w[i] = t * motion[i];
     this.margin.fill(this.marginFloor);
     this.build(x, true, broadPhase);
   }
@@ -341,19 +471,28 @@ export class CandidateSet {
     return (this.sameGroup ? 1 : 2) * this.dhat;
   }
 
-  /** Builds the set from the boxes in boxLo and boxHi around x (alongStep: they are not all points). */
+  /** Builds the set around x, or (alongStep) around the segment from x by `segment`. */
   private build(x: Float64Array, alongStep: boolean, broadPhase: SpatialHashBroadPhase): void {
     const pairs = this.sameGroup ? 'same-group' : 'cross-group';
-    broadPhase.findProximityCandidates(x, this.dhat, pairs, this.margin, alongStep ? { lo: this.boxLo, hi: this.boxHi } : null);
+    const w = this.segment;
+    // Inside a body neighbours move alike, so the broad phase compares the primitives' motions there.
+    broadPhase.findProximityCandidates(x, this.dhat, pairs, this.margin, alongStep ? w : null, this.sameGroup);
     this.alongStep = alongStep;
     for (const list of this.lists) {
       list.kind.collect(broadPhase, this.mesh, this.rest, list);
       list.fillOffsets(this.mesh);
-      for (let k = 0; k < list.count; k++) list.distanceRef[k] = Math.sqrt(list.kind.distance2(list, k, x, this.scratch));
+      const { distanceRef, approach, nodes } = list;
+      const { size, split } = list.kind;
+      for (let k = 0; k < list.count; k++) {
+        distanceRef[k] = Math.sqrt(list.kind.distance2(list, k, x, this.scratch));
+        approach[k] = alongStep ? relativeMotionBound(w, nodes, size * k, split, size) : 0;
+      }
     }
     this.xRef.set(x);
     if (this.sameGroup) groupMeans(this.mesh, this.vertices, x, null, this.centerRef, this.groupSize);
     this.moved.fill(0);
+    this.framed.fill(0);
+    this.moment = 0;
     this.built = true;
     this.updatedValid = false;
     this.builds++;
@@ -375,9 +514,23 @@ export class CandidateSet {
   }
 }
 
-/** The distance of p from the interval [lo, hi]. */
-function outside(p: number, lo: number, hi: number): number {
-  return p < lo ? lo - p : p > hi ? p - hi : 0;
+/**
+ * The largest motion (3 numbers per node in m) of a node of a stencil's first primitive (its first `split` nodes
+ * from offset o) relative to a node of its second: every point of a primitive moves by a convex combination of its
+ * nodes' motions, so the pair's distance changes by at most this along the motion.
+ */
+export function relativeMotionBound(m: Float64Array, stencil: Int32Array, o: number, split: number, size: number): number {
+  let largest = 0;
+  for (let a = o; a < o + split; a++) {
+    const i = 3 * stencil[a];
+    for (let b = o + split; b < o + size; b++) {
+      const j = 3 * stencil[b];
+      const u = m[i] - m[j], v = m[i + 1] - m[j + 1], w = m[i + 2] - m[j + 2];
+      const n = u * u + v * v + w * w;
+      if (n > largest) largest = n;
+    }
+  }
+  return Math.sqrt(largest);
 }
 
 /** Whether a and b hold the same numbers. */

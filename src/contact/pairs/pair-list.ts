@@ -12,7 +12,8 @@ import { stencilSlots } from './stencil.js';
  *     threshold, a plane's normal and offset),
  *   - its contact offset xi: offsets[k] (m; Codim-IPC thickness, 0 unless a group has one; see fillOffsets),
  * and the bookkeeping of a candidate set (candidate-set.ts): whether its Hessian blocks are in the bound pattern,
- * its distance when found, how much closer it may be now, and which pairs are live (possibly closer than dhat).
+ * its distance when found, how fast it can close along the motion it was found along, how much closer it may be
+ * now, and which pairs are live (possibly closer than dhat).
  * The Hessian loop keeps each pair's pattern slots once it has looked them up (slotsOf), until the pattern or the
  * pairs change: an active pair is assembled in every Newton iteration, and searching the pattern rows for its 12
  * off-diagonal blocks each time cost about as much as computing its Hessian.
@@ -25,6 +26,8 @@ export class PairList<K extends PairKind = PairKind> {
   offsets = new Float64Array(0);
   covered = new Uint8Array(0);
   distanceRef = new Float64Array(0);
+  /** How fast (per unit of the build's motion parameter) the pair can close along the motion it was built along. */
+  approach = new Float64Array(0);
   slack = new Float64Array(0);
   live = new Int32Array(0);
   liveCount = 0;
@@ -73,6 +76,7 @@ export class PairList<K extends PairKind = PairKind> {
     this.offsets = new Float64Array(n);
     this.covered = new Uint8Array(n);
     this.distanceRef = new Float64Array(n);
+    this.approach = new Float64Array(n);
     this.slack = new Float64Array(n);
     this.live = new Int32Array(n);
   }
