@@ -15,8 +15,9 @@ import { stencilInPattern } from './pairs/stencil.js';
  * (`rebuild` at x), or a segment (`rebuildAlong`: every vertex moving linearly from x to x + w_v, all together,
  * w = t dx for a Newton step, whose line-search trial points and accepted point all lie on it). The broad phase
  * lists every pair whose primitives, inflated by (dhat + m_g)/2 for group g, can overlap at some moment of that
- * motion (box-tree.ts compares the two primitives' displacements): a pair of groups g and h left out is, at every
- * moment, more than dhat + (m_g + m_h)/2 apart along some axis. The set stays valid at x' while every collision
+ * motion (inside a body the box trees compare the two primitives' displacements; across groups, where the other side
+ * is mostly a still obstacle, boxes swept by each primitive's own motion are as tight and cheaper): a pair of groups
+ * g and h left out is, at every moment, more than dhat + (m_g + m_h)/2 apart along some axis. The set stays valid at x' while every collision
  * vertex of every group g is within m_g/2 (per axis) of the reference point at one common moment s (the point
  * itself, or x + s w for the s that fits x' best), because that gap then stays at least dhat. Per group, because one
  * fast body (a falling ball) would otherwise widen the reach of every resting one: in an interlocked chain net a
@@ -475,7 +476,6 @@ export class CandidateSet {
   private build(x: Float64Array, alongStep: boolean, broadPhase: SpatialHashBroadPhase): void {
     const pairs = this.sameGroup ? 'same-group' : 'cross-group';
     const w = this.segment;
-    // Inside a body neighbours move alike, so the broad phase compares the primitives' motions there.
     broadPhase.findProximityCandidates(x, this.dhat, pairs, this.margin, alongStep ? w : null, this.sameGroup);
     this.alongStep = alongStep;
     for (const list of this.lists) {
