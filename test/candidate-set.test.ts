@@ -17,13 +17,7 @@ const dhat = 0.002;
  * whose bottom is `gap` above it.
  */
 function slabModel(gap: number) {
-  const slab = {
-    name: 'slab',
-    mesh: { type: 'box' as const, size: [0.1, 0.0015, 0.1] as [number, number, number], cells: [3, 1, 3] as [number, number, number] },
-    transform: { translate: [0, 0.05, 0] as [number, number, number] },
-    material: { model: 'neo-hookean' as const, youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
-    selfContact: true,
-  };
+  const slab = slabBody(3);
   const block = {
     ...slab,
     name: 'block',
@@ -31,6 +25,17 @@ function slabModel(gap: number) {
     transform: { translate: [0.017, 0.0515 + gap, 0.023] as [number, number, number] },
   };
   return buildModel(parseScene({ name: 'slab', duration: 0.1, dt: 0.01, contact: { kappa: 1e3, dhat }, bodies: [slab, block] }));
+}
+
+/** The slab (10 cm square, 1.5 mm thick, `cells` x 1 x `cells` cells) with selfContact on. */
+function slabBody(cells: number) {
+  return {
+    name: 'slab',
+    mesh: { type: 'box' as const, size: [0.1, 0.0015, 0.1] as [number, number, number], cells: [cells, 1, cells] as [number, number, number] },
+    transform: { translate: [0, 0.05, 0] as [number, number, number] },
+    material: { model: 'neo-hookean' as const, youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
+    selfContact: true,
+  };
 }
 
 /** Every vertex-triangle and edge-edge pair of the collision mesh that shares no node. */
@@ -241,14 +246,7 @@ test('a set built along a Newton step serves every line-search trial point on it
 });
 
 test('a turn of a self-contact body keeps its candidates (the step moves neighbours alike), jitter does not; no pair touches on either path', () => {
-  const slab = {
-    name: 'slab',
-    mesh: { type: 'box' as const, size: [0.1, 0.0015, 0.1] as [number, number, number], cells: [6, 1, 6] as [number, number, number] },
-    transform: { translate: [0, 0.05, 0] as [number, number, number] },
-    material: { model: 'neo-hookean' as const, youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
-    selfContact: true,
-  };
-  const model = buildModel(parseScene({ name: 'slab', duration: 0.1, dt: 0.01, contact: { kappa: 1e3, dhat }, bodies: [slab] }));
+  const model = buildModel(parseScene({ name: 'slab', duration: 0.1, dt: 0.01, contact: { kappa: 1e3, dhat }, bodies: [slabBody(6)] }));
   const barrier = model.contact!.barrier;
   const mesh = model.contact!.mesh;
   const pairs = allPairs(mesh);

@@ -233,24 +233,12 @@ export class BoxTree {
     const b0 = other.start[j], b1 = b0 + other.count[j];
     const A = this.leafBoxes, B = other.leafBoxes, MA = this.leafMotion, MB = other.leafMotion;
     for (let s = a0; s < a1; s++) {
-      const o = 6 * s;
-      // meet() written out with a's numbers held: this loop is most of a query along a motion.
-      const x0 = A[o], y0 = A[o + 1], z0 = A[o + 2], x1 = A[o + 3], y1 = A[o + 4], z1 = A[o + 5];
-      const u0 = MA[o], v0 = MA[o + 1], w0 = MA[o + 2], u1 = MA[o + 3], v1 = MA[o + 4], w1 = MA[o + 5];
       for (let t = same ? s + 1 : b0; t < b1; t++) {
-        const p = 6 * t;
-        let c = MB[p] - u1, e = MB[p + 3] - u0;
-        if (B[p] - x1 + (c < 0 ? c : 0) > 0 || B[p + 3] - x0 + (e > 0 ? e : 0) < 0) continue;
-        c = MB[p + 1] - v1;
-        e = MB[p + 4] - v0;
-        if (B[p + 1] - y1 + (c < 0 ? c : 0) > 0 || B[p + 4] - y0 + (e > 0 ? e : 0) < 0) continue;
-        c = MB[p + 2] - w1;
-        e = MB[p + 5] - w0;
-        if (B[p + 2] - z1 + (c < 0 ? c : 0) > 0 || B[p + 5] - z0 + (e > 0 ? e : 0) < 0) continue;
-        visit(this.order[s], other.order[t]);
+        if (meet(A, MA, 6 * s, B, MB, 6 * t)) visit(this.order[s], other.order[t]);
       }
     }
   }
+
 
 }
 

@@ -78,7 +78,7 @@ export class CandidateSet {
   private readonly centerRef: Float64Array;
   private readonly rotation: Float64Array;
   private readonly groupSize: Float64Array;
-  /** Per group: its mean displacement (relativeMotion, and from xRef inside boxes along a step). */
+  /** Per group: its mean displacement (relativeMotion, and from xRef on a segment). */
   private readonly shift: Float64Array;
   private readonly covariance: Float64Array;
   /** Per group: how far coversStep's step takes its vertices from their reference. */
