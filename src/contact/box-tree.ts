@@ -238,8 +238,6 @@ export class BoxTree {
       }
     }
   }
-
-
 }
 
 /**

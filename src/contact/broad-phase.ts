@@ -214,12 +214,12 @@ export class SpatialHashBroadPhase {
 
   // Boxes (min xyz, max xyz) and their cell ranges (lo xyz, hi xyz), 6 numbers per primitive.
   private readonly vertexBoxes: Float64Array;
+  private readonly edgeBoxes: Float64Array;
+  private readonly triangleBoxes: Float64Array;
   /** Boxes of the primitives' displacements in a query along a motion (6 numbers each, as the boxes). */
   private readonly vertexMotion: Float64Array;
   private readonly edgeMotion: Float64Array;
   private readonly triangleMotion: Float64Array;
-  private readonly edgeBoxes: Float64Array;
-  private readonly triangleBoxes: Float64Array;
   private readonly vertexCells: Int32Array;
   private readonly edgeCells: Int32Array;
   private readonly triangleCells: Int32Array;
@@ -258,11 +258,11 @@ export class SpatialHashBroadPhase {
     this.cellSizeScale = options.cellSizeScale ?? 1;
     if (!(this.cellSizeScale > 0)) throw new Error('broad phase: cellSizeScale must be positive');
     this.vertexBoxes = new Float64Array(6 * this.nv);
+    this.edgeBoxes = new Float64Array(6 * this.ne);
+    this.triangleBoxes = new Float64Array(6 * this.nt);
     this.vertexMotion = new Float64Array(6 * this.nv);
     this.edgeMotion = new Float64Array(6 * this.ne);
     this.triangleMotion = new Float64Array(6 * this.nt);
-    this.edgeBoxes = new Float64Array(6 * this.ne);
-    this.triangleBoxes = new Float64Array(6 * this.nt);
     this.vertexCells = new Int32Array(6 * this.nv);
     this.edgeCells = new Int32Array(6 * this.ne);
     this.triangleCells = new Int32Array(6 * this.nt);

@@ -59,6 +59,8 @@ export class CandidateSet {
   /** A segment reference: each vertex moves from xRef by s segment (s in [0, 1], in the frame); a point: all 0. */
   private alongStep = false;
   private readonly segment: Float64Array;
+  /** Sum of the segment's squared entries over the vertices checked (0 for a point reference). */
+  private segmentNorm2 = 0;
   /** The moment s on the segment that fits the x of the last `displacement` best (0 for a point reference). */
   private moment = 0;
   /** The step less each group's mean motion (inside a body), for `rebuildAlong` and the caller's CCD. */
@@ -161,11 +163,7 @@ export class CandidateSet {
    * plus the largest deviation among its first primitive's nodes and the largest among its second's.
    */
   private slackOf(list: PairList, k: number): number {
-    return this.moment * list.approach[k] + this.deviationOf(list, k);
-  }
-
-  /** The largest deviation among pair k's first primitive's nodes plus the largest among its second's. */
-  private deviationOf(list: PairList, k: number): number {
+    const along = this.moment * list.approach[k];
     const moved = this.moved;
     const { nodes } = list;
     const { size, split } = list.kind;
@@ -173,13 +171,13 @@ export class CandidateSet {
     if (size === 4) {
       // Every kind today has 4 nodes: written out, which keeps this loop over all candidates as fast as it was.
       const a = moved[nodes[o]], b = moved[nodes[o + 1]], c = moved[nodes[o + 2]], d = moved[nodes[o + 3]];
-      return split === 1 ? a + Math.max(b, c, d) : split === 2 ? Math.max(a, b) + Math.max(c, d) : Math.max(a, b, c) + d;
+      return along + (split === 1 ? a + Math.max(b, c, d) : split === 2 ? Math.max(a, b) + Math.max(c, d) : Math.max(a, b, c) + d);
     }
     let first = 0;
     let second = 0;
     for (let i = 0; i < split; i++) first = Math.max(first, moved[nodes[o + i]]);
     for (let i = split; i < size; i++) second = Math.max(second, moved[nodes[o + i]]);
-    return first + second;
+    return along + first + second;
   }
 
   /**
@@ -213,15 +211,11 @@ export class CandidateSet {
       // of dx onto the segment, as long as it stays in [0, 1]; the deviation is linear in tau, largest at an end.
       const e = this.framed, w = this.segment;
       let sigma = 0;
-      if (this.alongStep && t > 0) {
-        let dw = 0, ww = 0;
-        for (const v of this.vertices) {
-          for (let o = 3 * v; o < 3 * v + 3; o++) {
-            dw += dx[o] * w[o];
-            ww += w[o] * w[o];
-          }
-        }
-        sigma = ww > 0 ? dw / ww : 0;
+      const ww = this.segmentNorm2;
+      if (ww > 0 && t > 0) {
+        let dw = 0;
+        for (const v of this.vertices) for (let o = 3 * v; o < 3 * v + 3; o++) dw += dx[o] * w[o];
+        sigma = dw / ww;
         const end = this.moment + t * sigma;
         if (end > 1) sigma = (1 - this.moment) / t;
         else if (end < 0) sigma = -this.moment / t;
@@ -331,7 +325,7 @@ export class CandidateSet {
     if (rigid) this.fitRigidMotions(x);
     if (translated) groupMeans(this.mesh, this.vertices, x, r, this.shift, this.groupSize);
     const { center: c, centerRef: cr, rotation: R, shift } = this;
-    let pw = 0, ww = 0;
+    let pw = 0;
     for (const v of this.vertices) {
       const o = 3 * v, q = 3 * g[v];
       // The displacement from xRef: inside a body after its best-fitting rigid motion is undone (R^T (x - c) + cRef
@@ -356,8 +350,8 @@ export class CandidateSet {
       framed[o + 1] = py;
       framed[o + 2] = pz;
       pw += px * w[o] + py * w[o + 1] + pz * w[o + 2];
-      ww += w[o] * w[o] + w[o + 1] * w[o + 1] + w[o + 2] * w[o + 2];
     }
+    const ww = this.segmentNorm2;
     const s = ww > 0 ? Math.min(1, Math.max(0, pw / ww)) : 0;
     this.moment = s;
     delta.fill(0);
@@ -488,6 +482,14 @@ export class CandidateSet {
         approach[k] = alongStep ? relativeMotionBound(w, nodes, size * k, split, size) : 0;
       }
     }
+    let ww = 0;
+    if (alongStep) {
+      for (const v of this.vertices) {
+        const o = 3 * v;
+        ww += w[o] * w[o] + w[o + 1] * w[o + 1] + w[o + 2] * w[o + 2];
+      }
+    }
+    this.segmentNorm2 = ww;
     this.xRef.set(x);
     if (this.sameGroup) groupMeans(this.mesh, this.vertices, x, null, this.centerRef, this.groupSize);
     this.moved.fill(0);
