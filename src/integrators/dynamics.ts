@@ -12,9 +12,9 @@ import { NewtonSolver, type NewtonResult } from '../solver/newton.js';
 
 /**
  * A start candidate that the line-search filter cuts to less than this fraction of its step is not tried: it would
- * start Newton where x_n does, to 1 % of the predictor's displacement. The tumbling bunny's predictor and explicit
- * candidates are cut to 1e-4 - 1e-3 by the inversion filter (a few light nodes squeezed by their own velocity), and
- * contact's filter query after that cut, a broad phase over the surfaces however short the step, cost two per step.
+ * start Newton where x_n does, to 1 % of the predictor's displacement. The inversion filter cuts the tumbling
+ * bunny's predictor and explicit candidates to 1e-4 - 1e-3 (a few light nodes squeezed by their own velocity), and
+ * contact's query for each, a broad phase over the surfaces however short the step, cost two broad phases a step.
  */
 const SHORTEST_START_STEP = 0.01;
 
