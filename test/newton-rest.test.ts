@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { toRunOptions } from '../src/io/scene-files.js';
-import { createLinearSolver } from '../src/math/linear-solver.js';
+import { createLinearSolver, type LinearSolver } from '../src/math/linear-solver.js';
 import { buildModel } from '../src/scene/build.js';
 import { validateScene } from '../src/scene/validate.js';
 import { simulate } from '../src/sim/simulate.js';
@@ -69,6 +69,45 @@ test('Newton at a start whose step is within tolerance but whose gradient is not
   // The velocity-residual test (A-1 / A-search read v from grad P(x*)) asks for more.
   assert.ok(byBoth.converged && byBoth.iterations >= 1, `with the residual test: ${byBoth.iterations} iterations`);
   assert.ok(byBoth.residualNorm <= TOL, `residual ${byBoth.residualNorm}`);
+});
+
+test('Newton does not call a step below tolerance converged when it is refused and the gradient is large', () => {
+  // The resting cube started 0.3 tol h too low, as above. The first linear solve returns a tiny step the wrong way
+  // (an inexact solve can: PCG stops at a relative residual), within the tolerance. Before the fix, a step below
+  // tolerance that the line search refused counted as convergence at the start point (0 iterations, the large
+  // gradient left in place); the armadillo trampoline froze that way (a step that raised the energy).
+  const { model, options } = cubeOnGround('bdf2', 0.5);
+  const rest = simulate(model, options).state.x;
+  const ip = new IncrementalPotential(model);
+  ip.predictor.set(rest);
+  ip.weight = ((2 * H) / 3) ** 2;
+  const start = new Float64Array(rest);
+  for (let d = 1; d < start.length; d += 3) start[d] -= 0.3 * TOL * H;
+  const exact = createLinearSolver('ldlt');
+  let solves = 0;
+  let firstStep = 0;
+  const misleading: LinearSolver = {
+    name: exact.name,
+    timing: exact.timing,
+    solve(A, b, x) {
+      const stats = exact.solve(A, b, x);
+      if (solves++ === 0) {
+        for (let d = 0; d < x.length; d++) {
+          x[d] *= -0.01;
+          firstStep = Math.max(firstStep, Math.abs(x[d]));
+        }
+      }
+      return stats;
+    },
+  };
+  const x = new Float64Array(start);
+  const startEnergy = ip.value(start);
+  const result = new NewtonSolver().minimize(ip, x, { tolerance: TOL, h: H, maxIterations: 50, projectPsd: true, linearSolver: misleading });
+  assert.ok(firstStep <= TOL * H, `the first step (${firstStep} m) is within the tolerance`);
+  assert.ok(result.converged, 'converged');
+  assert.ok(result.iterations >= 1 && solves >= 2, `${result.iterations} iterations, ${solves} solves`);
+  assert.ok(result.residualNorm <= TOL, `velocity residual ${result.residualNorm} (tol ${TOL})`);
+  assert.ok(ip.value(x) < startEnergy, 'the energy went down');
 });
 
 test('BDF2 sets a cube down on the ground: the resting steps take 0 Newton iterations, as near the minimiser as a tight solve', () => {

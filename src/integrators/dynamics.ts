@@ -31,7 +31,7 @@ export interface SolveSettings {
 export interface SolveCounters {
   newtonIterations: number;
   linearIterations: number;
-  /** A Newton solve hit its iteration limit without meeting the tolerance. */
+  /** Newton solves that ended without meeting the tolerance: at the iteration limit, or a line search that found no decrease. */
   unconverged: number;
 }
 

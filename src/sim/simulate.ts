@@ -365,7 +365,7 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
       newtonLimitSteps++;
       if (newtonLimitFirstSteps.length < NEWTON_LIMIT_STEPS_LISTED) newtonLimitFirstSteps.push(step);
     }
-    const warning = report.warning ?? (counters.unconverged ? `${counters.unconverged} Newton solve(s) hit the iteration limit` : undefined);
+    const warning = report.warning ?? (counters.unconverged ? `${counters.unconverged} Newton solve(s) hit the iteration limit or stalled short of the tolerance` : undefined);
     const rec = record(step, report.alpha, counters.newtonIterations, counters.linearIterations, wallMs, report.dissipated, report.frictionLoss, warning);
     if (!Number.isFinite(rec.total)) {
       stopped = `step ${step} (t = ${rec.t.toFixed(6)} s): the total energy is not finite (${rec.total}): the integrator blew up or produced an invalid state${warning ? ` (${warning})` : ''}`;

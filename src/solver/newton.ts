@@ -193,7 +193,12 @@ export class NewtonSolver {
         this.timing.assembly += t1 - t0;
       }
       largestStep = Math.max(largestStep, stepNorm);
-      if (slope >= 0 && !small) {
+      // A step below tolerance only confirms convergence when the gradient before it agrees (or is not asked): it is
+      // then taken only if it needs no backtracking. Otherwise it is a step like any other. A pair pressed to within
+      // 4e-10 m (the armadillo trampoline) makes the gradient huge and the step tiny, and one that raised the energy
+      // was once taken for convergence: nothing moved, step after step, without a warning.
+      const confirming = small && (opts.residualTest === false || residualNorm <= limit);
+      if (slope >= 0 && !confirming) {
         // An inexact linear solve can miss descent; fall back to the mass-scaled gradient direction.
         for (let d = 0; d < n; d++) dx[d] = constrained[d] ? 0 : g[d] / mass[d];
       }
@@ -210,7 +215,7 @@ export class NewtonSolver {
         throw new Error(`Newton: the line-search filter allows no motion at iteration ${it}: ${why}; the step cannot be made feasible${oversizedStepNote(ip.model.x0, largestStep)}`);
       }
       let accepted = false;
-      const tries = small ? 1 : 60; // a converged step is taken only if it needs no backtracking
+      const tries = confirming ? 1 : 60;
       for (let ls = 0; ls < tries && alpha > 0; ls++) {
         for (let d = 0; d < n; d++) trial[d] = x[d] + alpha * dx[d];
         const e = ip.value(trial);
@@ -235,6 +240,10 @@ export class NewtonSolver {
         // (opts.residualTest) the gradient must be small too, as a velocity error: below tol before this last step,
         // or, if it was not, below tol / 10 after it. The second often holds when the first does not (quadratic convergence); when
         // neither does (a stiff contact), Newton goes on from here with the gradient after the step.
+        if (!accepted && !confirming) {
+          // The gradient says x is no minimiser, and no step along dx lowers the energy: report it, do not call it converged.
+          return { converged: false, iterations: it + 1, linearIterations, stepNorm: stepNorm / opts.h, residualNorm: residualNorm / opts.h };
+        }
         if (accepted && opts.residualTest !== false && !(residualNorm <= limit)) {
           t0 = performance.now();
           ip.gradient(x, g);
