@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { BarrierPotential } from '../src/contact/barrier-potential.js';
+import { ElasticTets } from '../src/energies/elastic-tets.js';
 import { RigidPredictor } from '../src/integrators/rigid-predictor.js';
 import { toRunOptions } from '../src/io/scene-files.js';
 import { buildModel } from '../src/scene/build.js';
@@ -133,4 +135,58 @@ test('start candidates within tol h of one tried already are not evaluated: a re
   // rotation about the same centre: skipped), then Newton's steps.
   const spinning = counts(15);
   assert.ok(spinning.filters - spinning.newton - 1 === 2, `filter queries ${spinning.filters} for ${spinning.newton} Newton iterations`);
+});
+
+test('a start candidate the inversion filter cuts to under 1 % of its step is dropped before contact sweeps it', () => {
+  // A spinning Neo-Hookean cube above the ground, one corner node thrown at the centre at 1000 m/s: x_n + h v (and
+  // the explicit candidate) would invert a tet after 0.4 % of the step, the rigidly turned candidates not.
+  const scene = validateScene({
+    name: 'thrown-corner',
+    duration: 1 / 120,
+    dt: 1 / 120,
+    gravity: [0, 0, 0],
+    contact: { kappa: 1e5, dhat: 1e-3 },
+    obstacles: [{ type: 'plane', name: 'ground', point: [0, 0, 0], normal: [0, 1, 0] }],
+    bodies: [
+      {
+        name: 'cube',
+        mesh: { type: 'box', size: [0.05, 0.05, 0.05], cells: [2, 2, 2] },
+        transform: { translate: [0, 0.03, 0] },
+        material: { model: 'neo-hookean', youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
+        velocity: { angular: [0, 0, 3] },
+      },
+    ],
+  });
+  const model = buildModel(scene, () => {
+    throw new Error('no mesh files');
+  });
+  let corner = 0;
+  for (let i = 1; i < model.nNodes; i++) if (model.x0[3 * i] + model.x0[3 * i + 1] + model.x0[3 * i + 2] > model.x0[3 * corner] + model.x0[3 * corner + 1] + model.x0[3 * corner + 2]) corner = i;
+  const toCentre = [0 - model.x0[3 * corner], 0.03 - model.x0[3 * corner + 1], 0 - model.x0[3 * corner + 2]];
+  const length = Math.hypot(...toCentre);
+  for (let a = 0; a < 3; a++) model.v0[3 * corner + a] = (1000 * toCentre[a]) / length;
+
+  const { dyn, integrator } = makeIntegrator(model, 'a-search', { sparse: false }, tightSettings({ tolerance: 0.01 }));
+  const elastic = model.terms.find((t) => t instanceof ElasticTets)!;
+  const barrier = model.terms.find((t) => t instanceof BarrierPotential)!;
+  const queries: { elasticCut: number; result: number; contactAsked: boolean }[] = [];
+  let contactAsked = false;
+  const contactStep = barrier.maxStep!.bind(barrier);
+  barrier.maxStep = (x, dx, limit) => ((contactAsked = true), contactStep(x, dx, limit));
+  const maxStep = dyn.ip.maxStep.bind(dyn.ip);
+  dyn.ip.maxStep = (x, dx, atLeast = 0) => {
+    contactAsked = false;
+    const result = maxStep(x, dx, atLeast);
+    if (atLeast > 0) queries.push({ elasticCut: elastic.maxStep(x, dx), result, contactAsked });
+    return result;
+  };
+  const state = { x: new Float64Array(model.x0), v: new Float64Array(model.v0), t: 0 };
+  integrator.step(state, 1 / 120, { newtonIterations: 0, linearIterations: 0, unconverged: 0 });
+
+  const cut = queries.filter((q) => q.elasticCut < 0.01);
+  const kept = queries.filter((q) => q.elasticCut >= 0.01);
+  assert.ok(cut.length >= 1 && kept.length >= 1, `start candidates: ${JSON.stringify(queries)}`);
+  for (const q of cut) assert.ok(q.result === 0 && !q.contactAsked, `a candidate cut to ${q.elasticCut}: ${JSON.stringify(q)}`);
+  for (const q of kept) assert.ok(q.result > 0 && q.contactAsked, `a candidate the elements allow: ${JSON.stringify(q)}`);
+  assert.equal(elastic.countInverted(state.x), 0);
 });

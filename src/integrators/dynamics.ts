@@ -10,6 +10,14 @@ import { IncrementalPotential, type FrozenQuadratic } from '../solver/incrementa
 import { RigidPredictor } from './rigid-predictor.js';
 import { NewtonSolver, type NewtonResult } from '../solver/newton.js';
 
+/**
+ * A start candidate that the line-search filter cuts to less than this fraction of its step is not tried: it would
+ * start Newton where x_n does, to 1 % of the predictor's displacement. The inversion filter cuts the tumbling
+ * bunny's predictor and explicit candidates to 1e-4 - 1e-3 (a few light nodes squeezed by their own velocity), and
+ * contact's query for each, a broad phase over the surfaces however short the step, cost two broad phases a step.
+ */
+const SHORTEST_START_STEP = 0.01;
+
 /** Newton's start candidates (Dynamics.startFromPredictor), tried in this order; without bodies, the first two. */
 const START_CANDIDATES = ['predictor', 'explicit', 'turned', 'screw'] as const;
 const LINEAR_START_CANDIDATES = START_CANDIDATES.slice(0, 2);
@@ -310,7 +318,8 @@ export class Dynamics {
    * tried: Newton's answer from either is the same to its tolerance, and a body at rest (the balls between and after
    * their bounces, where all four lie within tol h of each other) then costs one filter query and one energy
    * instead of four. The predictor itself is always tried, even that close to x_n, so Newton never starts
-   * farther from x~ than it did before candidates were skipped.
+   * farther from x~ than it did before candidates were skipped. A candidate the filter cuts to under
+   * SHORTEST_START_STEP of its step is dropped as soon as a term cuts it, before contact sweeps it.
    * Returns the objective at the chosen start (Newton's first energy).
    */
   private startFromPredictor(x: Float64Array, within: number): number {
@@ -347,7 +356,7 @@ export class Dynamics {
     // in the query where they do not cover it, and then they hold the point (querying every candidate first would
     // leave the sets built for the last one).
     for (let k = 0; k < tried; k++) {
-      const t = this.ip.maxStep(start, steps[k]);
+      const t = this.ip.maxStep(start, steps[k], SHORTEST_START_STEP);
       if (!(t > 0)) continue;
       for (let d = 0; d < this.n; d++) trial[d] = start[d] + t * steps[k][d];
       const e = this.ip.value(trial);

@@ -137,10 +137,15 @@ export class IncrementalPotential {
    * Largest step fraction along dx that every term accepts (inversion, later collisions). Each term is told what
    * the ones before it allow: the cheap element filters come first (model order), so contact, last, sweeps only
    * that much of the step (an explicit start candidate on a deformed body may invert a tet at 1e-4 of its step).
+   * A step shorter than `atLeast` comes back as 0, and the terms after the one that cut it are not asked.
    */
-  maxStep(x: Float64Array, dx: Float64Array): number {
+  maxStep(x: Float64Array, dx: Float64Array, atLeast = 0): number {
     let t = 1;
-    for (const term of this.allTerms) if (term.maxStep) t = Math.min(t, term.maxStep(x, dx, t));
+    for (const term of this.allTerms) {
+      if (!term.maxStep) continue;
+      t = Math.min(t, term.maxStep(x, dx, t));
+      if (t < atLeast) return 0; // the caller has no use for less, and contact's sweep costs a broad phase
+    }
     return t;
   }
 
