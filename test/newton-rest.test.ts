@@ -36,17 +36,26 @@ function cubeOnGround(integrator: string, duration: number, tolerance = TOL) {
   return { model, options: toRunOptions(scene) };
 }
 
-test('Newton at a start whose step is within tolerance but whose gradient is not: 0 iterations by the step rule alone', () => {
-  // The cube at rest on the barrier; the stage of a resting BDF2 step (x~ = x_n = the rest state, c = (2h/3)^2),
-  // started 0.4 tol h lower: the barrier is stiff, so the Newton step back (0.4 tol h) is within the tolerance while
-  // the gradient, read as a velocity error, is far above it.
+/**
+ * The stage of a resting BDF2 step for the cube on the ground (x~ = x_n = its rest state, c = (2h/3)^2), and a start
+ * `below` tol h lower than the rest state.
+ */
+function restingStage(below: number) {
   const { model, options } = cubeOnGround('bdf2', 0.5);
   const rest = simulate(model, options).state.x;
   const ip = new IncrementalPotential(model);
   ip.predictor.set(rest);
   ip.weight = ((2 * H) / 3) ** 2;
   const start = new Float64Array(rest);
-  for (let d = 1; d < start.length; d += 3) start[d] -= 0.4 * TOL * H;
+  for (let d = 1; d < start.length; d += 3) start[d] -= below * TOL * H;
+  return { ip, start };
+}
+
+test('Newton at a start whose step is within tolerance but whose gradient is not: 0 iterations by the step rule alone', () => {
+  // The cube at rest on the barrier; the stage of a resting BDF2 step (x~ = x_n = the rest state, c = (2h/3)^2),
+  // started 0.4 tol h lower: the barrier is stiff, so the Newton step back (0.4 tol h) is within the tolerance while
+  // the gradient, read as a velocity error, is far above it.
+  const { ip, start } = restingStage(0.4);
   const opts = { tolerance: TOL, h: H, maxIterations: 50, projectPsd: true, linearSolver: createLinearSolver('ldlt') };
 
   const stepRule = new Float64Array(start);
@@ -76,13 +85,7 @@ test('Newton does not call a step below tolerance converged when it is refused a
   // (an inexact solve can: PCG stops at a relative residual), within the tolerance. Before the fix, a step below
   // tolerance that the line search refused counted as convergence at the start point (0 iterations, the large
   // gradient left in place); the armadillo trampoline froze that way (a step that raised the energy).
-  const { model, options } = cubeOnGround('bdf2', 0.5);
-  const rest = simulate(model, options).state.x;
-  const ip = new IncrementalPotential(model);
-  ip.predictor.set(rest);
-  ip.weight = ((2 * H) / 3) ** 2;
-  const start = new Float64Array(rest);
-  for (let d = 1; d < start.length; d += 3) start[d] -= 0.3 * TOL * H;
+  const { ip, start } = restingStage(0.3);
   const exact = createLinearSolver('ldlt');
   let solves = 0;
   let firstStep = 0;
