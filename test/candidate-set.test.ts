@@ -5,6 +5,7 @@ import { edgeEdgeDistance2, edgeEdgeDistanceType, pointTriangleDistance2, pointT
 import { findIntersection } from '../src/contact/intersection.js';
 import { buildModel } from '../src/scene/build.js';
 import { parseScene } from '../src/scene/schema.js';
+import { affineClosingBound } from '../src/contact/candidate-set.js';
 import { rng } from './numeric-helpers.js';
 
 // The barrier reuses its contact candidates while vertices stay near where they were found and lets the CCD look at
@@ -279,4 +280,42 @@ test('a turn of a self-contact body keeps its candidates (the step moves neighbo
     path(jitter, barrier.maxStep(x, jitter));
     assert.ok(barrier.candidateBuilds > beforeJitter, `jitter after a turn by ${angle} rad: no new candidates`);
   }
+});
+
+test('the affine bound on how far a step closes two points holds for random maps, residuals and squeezes', () => {
+  // Brute force: the least |u0 + s (A u0 + e_p - e_q)| over s in [0, t] (sampled densely) against the bound.
+  const r = rng(17);
+  let tight = 0;
+  for (let trial = 0; trial < 2000; trial++) {
+    const A = Array.from({ length: 9 }, () => 0.4 * (2 * r() - 1));
+    const d0 = 0.01;
+    // u0: a random direction, at least d0 long.
+    const u0 = [2 * r() - 1, 2 * r() - 1, 2 * r() - 1];
+    const len = Math.hypot(...u0) / (d0 * (1 + 0.5 * r()));
+    for (let i = 0; i < 3; i++) u0[i] /= len;
+    if (trial % 2 === 0) {
+      // A squeeze along u0, A = -a n n^T (n = u0 / |u0|): the pair closes fastest.
+      const a = 0.9 * r(), n2 = u0[0] * u0[0] + u0[1] * u0[1] + u0[2] * u0[2];
+      for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) A[3 * i + j] = (-a * u0[i] * u0[j]) / n2;
+    }
+    const aF = Math.hypot(...A);
+    const E = trial % 4 < 2 ? 0 : 1e-3 * r();
+    const e = [2 * r() - 1, 2 * r() - 1, 2 * r() - 1];
+    const eLen = Math.hypot(...e) / (2 * E * r());
+    const w = [0, 1, 2].map((i) => A[3 * i] * u0[0] + A[3 * i + 1] * u0[1] + A[3 * i + 2] * u0[2] + (E > 0 ? e[i] / eLen : 0));
+    const t = r();
+    let least = Infinity;
+    for (let k = 0; k <= 200; k++) {
+      const s = (k / 200) * t;
+      least = Math.min(least, Math.hypot(u0[0] + s * w[0], u0[1] + s * w[1], u0[2] + s * w[2]));
+    }
+    const bound = affineClosingBound(d0, aF, E, t);
+    assert.ok(bound <= least * (1 + 1e-12), `trial ${trial}: bound ${bound} above the least distance ${least}`);
+    if (bound > 0.9 * least) tight++;
+  }
+  assert.ok(tight > 50, `the bound should be close for some steps (${tight} of 2000)`);
+  // The squeeze the exponential form gets wrong: a = 0.5 over the whole step, a pair along n.
+  const least = 0.01 * (1 - 0.5);
+  assert.ok(affineClosingBound(0.01, 0.5, 0, 1) <= least);
+  assert.ok(0.01 * Math.exp(-0.5) > least, 'the exponential form claims more than the squeeze leaves');
 });

@@ -1,7 +1,7 @@
 import type { BsrPattern } from '../math/bsr.js';
-import { inverse3, polarDecomposition } from '../math/small.js';
 import type { SpatialHashBroadPhase } from './broad-phase.js';
 import type { CollisionMesh } from './collision-mesh.js';
+import { GroupMotionFit, groupMeans } from './group-motion.js';
 import { PairScratch, type SurfacePairKind } from './pairs/pair-kind.js';
 import { PairList } from './pairs/pair-list.js';
 import { SURFACE_PAIR_KINDS } from './pairs/registry.js';
@@ -75,24 +75,15 @@ export class CandidateSet {
    * body, fixed ones too, since undoing the body's motion moves them in its frame.
    */
   private readonly vertices: Uint32Array;
-  /** Per group: centroid now and at the reference (3 each), and the rotation from the reference (9, row-major). */
-  private readonly center: Float64Array;
+  /** Per group: the centroid at the reference (3 each). */
   private readonly centerRef: Float64Array;
-  private readonly rotation: Float64Array;
   private readonly groupSize: Float64Array;
   /** Per group: its mean displacement (relativeMotion, and from xRef on a segment). */
   private readonly shift: Float64Array;
-  private readonly covariance: Float64Array;
   /** Per group: how far coversStep's step takes its vertices from their reference. */
   private readonly groupMotion: Float64Array;
-  /** Per group, for affineCovers: centroid (3), second moments and step moments (9 each), the fitted map (9). */
-  private readonly fitCenter: Float64Array;
-  private readonly fitMean: Float64Array;
-  private readonly fitMoments: Float64Array;
-  private readonly fitStep: Float64Array;
-  private readonly fitMap: Float64Array;
-  private readonly fitResidual: Float64Array;
-  private readonly inverse = new Float64Array(9);
+  /** The rigid motion from the reference (point references inside bodies) and the affine fit of a step (affineCovers). */
+  private readonly fit: GroupMotionFit;
 
   constructor(
     private readonly mesh: CollisionMesh,
@@ -112,21 +103,13 @@ export class CandidateSet {
     this.framed = new Float64Array(3 * mesh.nNodes);
     this.vertices = sameGroup ? mesh.vertices.filter((v) => mesh.groups[mesh.groupOfNode[v]].selfContact) : freeVertices;
     const groups = mesh.groups.length;
-    this.center = new Float64Array(3 * groups);
     this.centerRef = new Float64Array(3 * groups);
-    this.rotation = new Float64Array(9 * groups);
-    this.covariance = new Float64Array(9 * groups);
     this.groupSize = new Float64Array(groups);
     this.shift = new Float64Array(3 * groups);
     this.margin = new Float64Array(groups).fill(dhat);
     this.delta = new Float64Array(groups);
     this.groupMotion = new Float64Array(groups);
-    this.fitCenter = new Float64Array(3 * groups);
-    this.fitMean = new Float64Array(3 * groups);
-    this.fitMoments = new Float64Array(9 * groups);
-    this.fitStep = new Float64Array(9 * groups);
-    this.fitMap = new Float64Array(9 * groups);
-    this.fitResidual = new Float64Array(groups);
+    this.fit = new GroupMotionFit(mesh, this.vertices);
   }
 
   /**
@@ -233,7 +216,7 @@ export class CandidateSet {
       if (reach[k] < 0.9 * (0.5 * (this.dhat - keep) + 0.5 * this.margin[k])) continue;
       // Inside a body, a step that is mostly a turn (a rigid start candidate) moves neighbours alike.
       if (!this.sameGroup) return false;
-      if (!affine) this.fitAffine(dx);
+      if (!affine) this.fit.fitAffine(this.xUpdated, dx);
       affine = true;
       if (!this.affineCovers(k, t, keep)) return false;
     }
@@ -242,74 +225,15 @@ export class CandidateSet {
 
   /**
    * Whether group g's pairs outside the set stay more than `keep` apart (10 % of the gap to spare) over the step
-   * t dx, judged by how the step changes distances: with dx_v = A (x_v - c) + b + e_v (fitAffine), two points p, q
-   * of the group close at the rate |A (p - q) + e_p - e_q| <= a D + 2 E (a = |A|_F, E = max |e_v|, D = |p - q|),
-   * so from D0 their distance stays at least (D0 + 2E/a) exp(-a t) - 2E/a. A pair outside the set is at least
+   * t dx, judged by how the step changes distances (affineClosingBound). A pair outside the set is at least
    * D0 = dhat + m_g - 2 delta_g apart now. A turn by theta has a = 2 sin(theta/2) and E = 0: the pairs keep
    * 1 - theta of their distance, where bounding each vertex's motion alone (coversStep) lets them close by twice
    * the largest.
    */
   private affineCovers(g: number, t: number, keep: number): boolean {
-    const M = this.fitMap, o = 9 * g;
-    let a2 = 0;
-    for (let i = 0; i < 9; i++) a2 += M[o + i] * M[o + i];
-    const a = Math.sqrt(a2), E = this.fitResidual[g];
     const gap = this.dhat + this.margin[g];
-    const d0 = gap - 2 * this.delta[g];
-    const at = a * t;
-    const lower = at > 1e-12 ? (d0 + (2 * E) / a) * Math.exp(-at) - (2 * E) / a : d0 - 2 * E * t;
+    const lower = affineClosingBound(gap - 2 * this.delta[g], this.fit.mapNorm(g), this.fit.residual[g], t);
     return lower > keep + 0.1 * (gap - keep);
-  }
-
-  /**
-   * Per group, the least-squares affine fit of the step dx over its vertices at the x of the last `update`: the map
-   * A into fitMap, the largest residual |dx_v - A (x_v - c) - b| into fitResidual (b the mean step, c the centroid).
-   * A flat group (a sheet: no inverse of its second moments) gets A = 0, which leaves the step itself as residual.
-   */
-  private fitAffine(dx: Float64Array): void {
-    const x = this.xUpdated, g = this.mesh.groupOfNode;
-    const c = this.fitCenter, S = this.fitMoments, B = this.fitStep, M = this.fitMap, inv = this.inverse;
-    const mean = this.fitMean, count = this.groupSize;
-    groupMeans(this.mesh, this.vertices, x, null, c, count);
-    groupMeans(this.mesh, this.vertices, dx, null, mean, count);
-    S.fill(0);
-    B.fill(0);
-    for (const v of this.vertices) {
-      const o = 3 * v, q = 3 * g[v], Q = 9 * g[v];
-      for (let i = 0; i < 3; i++) {
-        const ri = x[o + i] - c[q + i], di = dx[o + i] - mean[q + i];
-        for (let j = 0; j < 3; j++) {
-          const rj = x[o + j] - c[q + j];
-          S[Q + 3 * i + j] += ri * rj;
-          B[Q + 3 * i + j] += di * rj;
-        }
-      }
-    }
-    M.fill(0);
-    for (let k = 0; k < count.length; k++) {
-      const Q = 9 * k;
-      const trace = S[Q] + S[Q + 4] + S[Q + 8];
-      const det = inverse3(S.subarray(Q, Q + 9), inv);
-      if (!(trace > 0) || !(det > 1e-9 * trace * trace * trace)) continue;
-      for (let i = 0; i < 3; i++) {
-        for (let j = 0; j < 3; j++) {
-          let sum = 0;
-          for (let l = 0; l < 3; l++) sum += B[Q + 3 * i + l] * inv[3 * l + j];
-          M[Q + 3 * i + j] = sum;
-        }
-      }
-    }
-    const E = this.fitResidual;
-    E.fill(0);
-    for (const v of this.vertices) {
-      const o = 3 * v, q = 3 * g[v], Q = 9 * g[v];
-      const rx = x[o] - c[q], ry = x[o + 1] - c[q + 1], rz = x[o + 2] - c[q + 2];
-      const ex = dx[o] - mean[q] - (M[Q] * rx + M[Q + 1] * ry + M[Q + 2] * rz);
-      const ey = dx[o + 1] - mean[q + 1] - (M[Q + 3] * rx + M[Q + 4] * ry + M[Q + 5] * rz);
-      const ez = dx[o + 2] - mean[q + 2] - (M[Q + 6] * rx + M[Q + 7] * ry + M[Q + 8] * rz);
-      const e = Math.sqrt(ex * ex + ey * ey + ez * ez);
-      if (e > E[g[v]]) E[g[v]] = e;
-    }
   }
 
   /**
@@ -322,9 +246,10 @@ export class CandidateSet {
     const r = this.xRef, w = this.segment, g = this.mesh.groupOfNode, moved = this.moved, delta = this.delta;
     const framed = this.framed;
     const rigid = this.sameGroup && !this.alongStep, translated = this.sameGroup && this.alongStep;
-    if (rigid) this.fitRigidMotions(x);
+    if (rigid) this.fit.fitRigid(x, r, this.centerRef);
     if (translated) groupMeans(this.mesh, this.vertices, x, r, this.shift, this.groupSize);
-    const { center: c, centerRef: cr, rotation: R, shift } = this;
+    const { centerRef: cr, shift } = this;
+    const { center: c, rotation: R } = this.fit;
     let pw = 0;
     for (const v of this.vertices) {
       const o = 3 * v, q = 3 * g[v];
@@ -402,28 +327,6 @@ export class CandidateSet {
       if (n > m) m = n;
     }
     return Math.sqrt(m);
-  }
-
-  /**
-   * Per group, the rigid motion that best carries the reference onto x: the centroids, and the rotation of the
-   * polar decomposition of the covariance sum (x - c)(xRef - cRef)^T (any rigid motion keeps the set valid; the
-   * best fit leaves the least displacement).
-   */
-  private fitRigidMotions(x: Float64Array): void {
-    const { center: c, centerRef: cr, rotation: R, covariance: A } = this;
-    const g = this.mesh.groupOfNode, r = this.xRef;
-    groupMeans(this.mesh, this.vertices, x, null, c, this.groupSize);
-    A.fill(0);
-    for (const v of this.vertices) {
-      const o = 3 * v, q = 3 * g[v], Q = 9 * g[v];
-      for (let i = 0; i < 3; i++) {
-        const p = x[o + i] - c[q + i];
-        for (let j = 0; j < 3; j++) A[Q + 3 * i + j] += p * (r[o + j] - cr[q + j]);
-      }
-    }
-    for (let group = 0; group < this.groupSize.length; group++) {
-      if (this.groupSize[group] > 0) polarDecomposition(A.subarray(9 * group, 9 * group + 9), R.subarray(9 * group, 9 * group + 9), null);
-    }
   }
 
   /**
@@ -517,6 +420,19 @@ export class CandidateSet {
 }
 
 /**
+ * The least distance, over a step s dx with s in [0, t], of two points at least d0 apart when the step is affine up
+ * to a residual: dx_v = A (x_v - c) + b + e_v with |A| <= a (any norm at least the spectral one, such as Frobenius)
+ * and |e_v| <= E. Points of primitives move by convex combinations of their nodes' steps, so the same holds for
+ * them. Their difference u moves by the constant A u0 + e_p - e_q, u0 its value at the start (the step is a straight
+ * line per point), so |u(s)| >= |u0| (1 - s a) - 2 s E, which is smallest at s = t and, while a t < 1, at
+ * |u0| = d0. A bound that lets the closing rate shrink with the distance, as (d0 + 2E/a) exp(-a t) - 2E/a does, is
+ * wrong here: a squeeze A = -a n n^T brings a pair along n to d0 (1 - a t), below d0 exp(-a t).
+ */
+export function affineClosingBound(d0: number, a: number, E: number, t: number): number {
+  return a * t < 1 ? d0 * (1 - a * t) - 2 * E * t : -Infinity;
+}
+
+/**
  * The largest motion (3 numbers per node in m) of a node of a stencil's first primitive (its first `split` nodes
  * from offset o) relative to a node of its second: every point of a primitive moves by a convex combination of its
  * nodes' motions, so the pair's distance changes by at most this along the motion.
@@ -541,28 +457,3 @@ function sameValues(a: Float64Array, b: Float64Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
-
-/**
- * Per collision group, the mean over `vertices` of a - b (b = null: of a), 3 numbers per group into `mean`
- * (`count` gets the group sizes). A group's common translation leaves distances inside it unchanged, so motion
- * relative to this mean is what self-contact sees.
- */
-export function groupMeans(
-  mesh: CollisionMesh,
-  vertices: Uint32Array,
-  a: Float64Array,
-  b: Float64Array | null,
-  mean: Float64Array,
-  count: Float64Array,
-): void {
-  const g = mesh.groupOfNode;
-  mean.fill(0);
-  count.fill(0);
-  for (const v of vertices) {
-    const o = 3 * v, q = 3 * g[v];
-    count[g[v]]++;
-    for (let k = 0; k < 3; k++) mean[q + k] += b ? a[o + k] - b[o + k] : a[o + k];
-  }
-  for (let i = 0; i < count.length; i++) if (count[i] > 0) for (let k = 0; k < 3; k++) mean[3 * i + k] /= count[i];
-}
-
