@@ -136,23 +136,22 @@ function findSweptCandidates(
 }
 
 /**
- * Brute force for the trees' query along a motion: the pairs whose boxes at x (grown by r) can overlap at a common
- * moment while every node moves by s dx, tested per axis by sampling the moment finely and by the interval rule
- * (written independently of box-tree.ts: the coordinate differences of the two boxes at moment u, u in [0, 1]).
+ * Brute force for the trees' query along a motion: the pairs whose boxes (grown by r) no axis keeps apart over the
+ * whole motion, every node moving by s dx: kept apart means one box beyond the other on that axis both at x and at
+ * x + s dx (written independently of box-tree.ts; the tests below check the rule keeps every pair that comes close).
  */
 function bruteAlong(
   sc: Scene, x: Float64Array, dx: Float64Array, s: number, r: number, fixed: Uint8Array | null, keep: (nodesA: number[], nodesB: number[]) => boolean = () => true,
 ): { vt: Set<string>; ee: Set<string> } {
   const nt = sc.surface.triangles.length / 3, ne = sc.surface.edges.length / 2;
   const allFixed = (ns: number[]) => fixed !== null && ns.every((n) => fixed[n] !== 0);
-  // Per primitive: its box at x and the box of its nodes' displacements.
-  const boxes = (nodes: number[]) => ({ at: box(nodes, x, null, 0, r), by: box(nodes, Float64Array.from(dx, (d) => s * d), null, 0, 0) });
+  const x1 = Float64Array.from(x, (v, i) => v + s * dx[i]);
+  // Per primitive: its boxes at the start and at the end.
+  const boxes = (nodes: number[]) => ({ at: box(nodes, x, null, 0, r), end: box(nodes, x1, null, 0, r) });
   const meet = (a: ReturnType<typeof boxes>, b: ReturnType<typeof boxes>) => {
     for (let d = 0; d < 3; d++) {
-      // b - a on axis d at moment u lies in [b.lo - a.hi + u (mb.lo - ma.hi), b.hi - a.lo + u (mb.hi - ma.lo)].
-      const lo0 = b.at[d] - a.at[3 + d], hi0 = b.at[3 + d] - a.at[d];
-      const lo1 = lo0 + b.by[d] - a.by[3 + d], hi1 = hi0 + b.by[3 + d] - a.by[d];
-      if (Math.min(lo0, lo1) > 0 || Math.max(hi0, hi1) < 0) return false;
+      const above = (p: ArrayLike<number>, q: ArrayLike<number>) => p[d] > q[3 + d];
+      if ((above(b.at, a.at) && above(b.end, a.end)) || (above(a.at, b.at) && above(a.end, b.end))) return false;
     }
     return true;
   };

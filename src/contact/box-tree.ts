@@ -6,12 +6,12 @@
  * split the same way by their centroids. Later queries only refit the boxes (a body deforms and moves but keeps its
  * topology), so a query costs a linear refit plus a traversal that visits overlapping node pairs only.
  *
- * A query along a motion (every primitive moving linearly by its nodes' displacements, all at once) also refits a
- * box of the displacements per node. Two subtrees are then visited only if, on every axis, the interval their
- * points' coordinate differences can take at some common moment of the motion reaches zero: the gap between their
- * position boxes, less how far the one can move toward the other (the spread of the displacement differences).
- * Neighbours that move alike (a turning or swinging body) are paired only if near, where boxes swept by each
- * primitive's own motion would pair everything along a long step.
+ * A query along a motion (every node moving linearly from x to x + m, all at once) also refits the boxes at the
+ * motion's end. Two subtrees are then skipped when, on some axis, the one lies beyond the other both at the start and
+ * at the end: every point of a primitive moves linearly, so the lower bound of a box along an axis is a concave
+ * function of the moment (the least of linear ones) and the upper bound a convex one, and the gap between them,
+ * positive at both ends, stays positive in between. Neighbours that move alike (a turning or swinging body) are
+ * paired only if near, where boxes swept by each primitive's own motion would pair everything along a long step.
  */
 
 /** Primitives per leaf at most. */
@@ -39,10 +39,10 @@ export class BoxTree {
    * primitive pairs of two leaves are tested without a lookup per box.
    */
   private readonly leafBoxes: Float64Array;
-  /** Per node and in leaf order: boxes of the displacements (6 numbers each), for queries along a motion. */
-  private readonly motionBox: Float64Array;
-  private readonly leafMotion: Float64Array;
-  /** Whether the last refit had displacements. */
+  /** Per node and in leaf order: boxes at the motion's end (6 numbers each), for queries along a motion. */
+  private readonly endBox: Float64Array;
+  private readonly leafEnd: Float64Array;
+  /** Whether the last refit had end boxes. */
   private moving = false;
   private nodes = 0;
   private stack = new Int32Array(256);
@@ -62,8 +62,8 @@ export class BoxTree {
     this.groupHi = new Int32Array(capacity);
     this.box = new Float64Array(6 * capacity);
     this.leafBoxes = new Float64Array(6 * n);
-    this.motionBox = new Float64Array(6 * capacity);
-    this.leafMotion = new Float64Array(6 * n);
+    this.endBox = new Float64Array(6 * capacity);
+    this.leafEnd = new Float64Array(6 * n);
     if (n > 0) this.build(0, n, centers, group);
   }
 
@@ -119,13 +119,13 @@ export class BoxTree {
   }
 
   /**
-   * Sets every node's box from the primitives' boxes (6 numbers each: min xyz, max xyz), and with `motion` (the
-   * primitives' displacement boxes, same layout) every node's displacement box; without it, the tree is still.
+   * Sets every node's box from the primitives' boxes (6 numbers each: min xyz, max xyz), and with `end` (the
+   * primitives' boxes at the end of a motion, same layout) every node's end box; without it, the tree is still.
    */
-  refit(primitiveBoxes: Float64Array, motion: Float64Array | null = null): void {
+  refit(primitiveBoxes: Float64Array, end: Float64Array | null = null): void {
     this.fit(primitiveBoxes, this.leafBoxes, this.box);
-    this.moving = motion !== null;
-    if (motion !== null) this.fit(motion, this.leafMotion, this.motionBox);
+    this.moving = end !== null;
+    if (end !== null) this.fit(end, this.leafEnd, this.endBox);
   }
 
   /**
@@ -170,14 +170,14 @@ export class BoxTree {
 
   /**
    * Every pair (p of this tree, q of `other`) whose primitive boxes overlap; with other === this, every unordered
-   * pair of distinct primitives once. Both trees must be refitted, with displacements or both without: with them,
-   * boxes that can meet at a common moment of the motion (see the module comment). `filter` prunes subtree pairs by
+   * pair of distinct primitives once. Both trees must be refitted, with end boxes or both without: with them,
+   * boxes that no axis keeps apart over the whole motion (see the module comment). `filter` prunes subtree pairs by
    * group range.
    */
   pairs(other: BoxTree, filter: GroupFilter, visit: PairVisitor): void {
     if (this.nodes === 0 || other.nodes === 0) return;
     const self = other === this;
-    if (this.moving !== other.moving) throw new Error('box tree: both trees must be refitted with displacements or both without');
+    if (this.moving !== other.moving) throw new Error('box tree: both trees must be refitted with end boxes or both without');
     const moving = this.moving;
     let stack = this.stack;
     let top = 0;
@@ -187,7 +187,7 @@ export class BoxTree {
       const j = stack[--top];
       const i = stack[--top];
       if (!filter(this.groupLo[i], this.groupHi[i], other.groupLo[j], other.groupHi[j])) continue;
-      if (!(self && i === j) && !(moving ? meet(this.box, this.motionBox, 6 * i, other.box, other.motionBox, 6 * j) : overlap(this.box, 6 * i, other.box, 6 * j))) continue;
+      if (!(self && i === j) && !(moving ? meet(this.box, this.endBox, 6 * i, other.box, other.endBox, 6 * j) : overlap(this.box, 6 * i, other.box, 6 * j))) continue;
       const li = this.left[i], lj = other.left[j];
       if (li < 0 && lj < 0) {
         if (moving) this.movingLeafPairs(i, other, j, self && i === j, visit);
@@ -231,26 +231,23 @@ export class BoxTree {
   private movingLeafPairs(i: number, other: BoxTree, j: number, same: boolean, visit: PairVisitor): void {
     const a0 = this.start[i], a1 = a0 + this.count[i];
     const b0 = other.start[j], b1 = b0 + other.count[j];
-    const A = this.leafBoxes, B = other.leafBoxes, MA = this.leafMotion, MB = other.leafMotion;
+    const A = this.leafBoxes, B = other.leafBoxes, EA = this.leafEnd, EB = other.leafEnd;
     for (let s = a0; s < a1; s++) {
       for (let t = same ? s + 1 : b0; t < b1; t++) {
-        if (meet(A, MA, 6 * s, B, MB, 6 * t)) visit(this.order[s], other.order[t]);
+        if (meet(A, EA, 6 * s, B, EB, 6 * t)) visit(this.order[s], other.order[t]);
       }
     }
   }
 }
 
 /**
- * Whether boxes a and b (positions, offset o and p) can overlap at a common moment while their points move by
- * displacements in boxes ma and mb: on every axis, the coordinate difference b - a lies in [b.lo - a.hi, b.hi - a.lo]
- * at the start and moves by s (mb - ma), s in [0, 1], so it reaches zero only if the interval grown by
- * [min(0, mb.lo - ma.hi), max(0, mb.hi - ma.lo)] holds zero.
+ * Whether boxes a and b (offsets o and p; at the end of the motion ea and eb) can overlap at some moment of it:
+ * false when on some axis one lies beyond the other both at the start and at the end (see the module comment).
  */
-function meet(a: Float64Array, ma: Float64Array, o: number, b: Float64Array, mb: Float64Array, p: number): boolean {
+function meet(a: Float64Array, ea: Float64Array, o: number, b: Float64Array, eb: Float64Array, p: number): boolean {
   for (let d = 0; d < 3; d++) {
-    const closing = mb[p + d] - ma[o + 3 + d], opening = mb[p + 3 + d] - ma[o + d];
-    if (b[p + d] - a[o + 3 + d] + (closing < 0 ? closing : 0) > 0) return false;
-    if (b[p + 3 + d] - a[o + d] + (opening > 0 ? opening : 0) < 0) return false;
+    if (b[p + d] > a[o + 3 + d] && eb[p + d] > ea[o + 3 + d]) return false;
+    if (a[o + d] > b[p + 3 + d] && ea[o + d] > eb[p + 3 + d]) return false;
   }
   return true;
 }

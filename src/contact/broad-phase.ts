@@ -216,10 +216,12 @@ export class SpatialHashBroadPhase {
   private readonly vertexBoxes: Float64Array;
   private readonly edgeBoxes: Float64Array;
   private readonly triangleBoxes: Float64Array;
-  /** Boxes of the primitives' displacements in a query along a motion (6 numbers each, as the boxes). */
-  private readonly vertexMotion: Float64Array;
-  private readonly edgeMotion: Float64Array;
-  private readonly triangleMotion: Float64Array;
+  /** Boxes of the primitives at the end of the motion in a query along one (6 numbers each, as the boxes). */
+  private readonly vertexEnd: Float64Array;
+  private readonly edgeEnd: Float64Array;
+  private readonly triangleEnd: Float64Array;
+  /** x + motion, for the end boxes. */
+  private endPositions = new Float64Array(0);
   private readonly vertexCells: Int32Array;
   private readonly edgeCells: Int32Array;
   private readonly triangleCells: Int32Array;
@@ -260,9 +262,9 @@ export class SpatialHashBroadPhase {
     this.vertexBoxes = new Float64Array(6 * this.nv);
     this.edgeBoxes = new Float64Array(6 * this.ne);
     this.triangleBoxes = new Float64Array(6 * this.nt);
-    this.vertexMotion = new Float64Array(6 * this.nv);
-    this.edgeMotion = new Float64Array(6 * this.ne);
-    this.triangleMotion = new Float64Array(6 * this.nt);
+    this.vertexEnd = new Float64Array(6 * this.nv);
+    this.edgeEnd = new Float64Array(6 * this.ne);
+    this.triangleEnd = new Float64Array(6 * this.nt);
     this.vertexCells = new Int32Array(6 * this.nv);
     this.edgeCells = new Int32Array(6 * this.ne);
     this.triangleCells = new Int32Array(6 * this.nt);
@@ -356,14 +358,22 @@ export class SpatialHashBroadPhase {
     fillBoxes(this.edges, 2, x, inflate, this.edgeBoxes, sweep);
     fillBoxes(this.triangles, 3, x, inflate, this.triangleBoxes, sweep);
     if (moving) {
-      fillBoxes(this.vertices, 1, motion, 0, this.vertexMotion);
-      fillBoxes(this.edges, 2, motion, 0, this.edgeMotion);
-      fillBoxes(this.triangles, 3, motion, 0, this.triangleMotion);
+      if (this.endPositions.length < x.length) this.endPositions = new Float64Array(x.length);
+      const end = this.endPositions;
+      for (let i = 0; i < x.length; i++) end[i] = x[i] + motion[i];
+      fillBoxes(this.vertices, 1, end, inflate, this.vertexEnd);
+      fillBoxes(this.edges, 2, end, inflate, this.edgeEnd);
+      fillBoxes(this.triangles, 3, end, inflate, this.triangleEnd);
     }
     if (groupReach !== null) {
       growBoxes(this.vertexBoxes, this.vertexGroup, groupReach);
       growBoxes(this.edgeBoxes, this.edgeGroup, groupReach);
       growBoxes(this.triangleBoxes, this.triangleGroup, groupReach);
+      if (moving) {
+        growBoxes(this.vertexEnd, this.vertexGroup, groupReach);
+        growBoxes(this.edgeEnd, this.edgeGroup, groupReach);
+        growBoxes(this.triangleEnd, this.triangleGroup, groupReach);
+      }
     }
     if (this.method === 'bvh') {
       this.collectWithTrees(moving);
@@ -421,7 +431,7 @@ export class SpatialHashBroadPhase {
 
   /**
    * The 'bvh' method: refit the trees to the boxes just filled (shaping them on the first call; `moving`: and to
-   * the motion boxes) and traverse.
+   * the boxes at the motion's end) and traverse.
    */
   private collectWithTrees(moving: boolean): void {
     if (!this.trees) {
@@ -436,9 +446,9 @@ export class SpatialHashBroadPhase {
       };
     }
     const { vertex, edge, triangle } = this.trees;
-    vertex.refit(this.vertexBoxes, moving ? this.vertexMotion : null);
-    edge.refit(this.edgeBoxes, moving ? this.edgeMotion : null);
-    triangle.refit(this.triangleBoxes, moving ? this.triangleMotion : null);
+    vertex.refit(this.vertexBoxes, moving ? this.vertexEnd : null);
+    edge.refit(this.edgeBoxes, moving ? this.edgeEnd : null);
+    triangle.refit(this.triangleBoxes, moving ? this.triangleEnd : null);
     this.vertexTriangleCount = 0;
     this.edgeEdgeCount = 0;
     vertex.pairs(triangle, this.groupFilter, this.visitVertexTriangle);
