@@ -15,7 +15,7 @@ import { stencilInPattern } from './pairs/stencil.js';
  * (`rebuild` at x), or a segment (`rebuildAlong`: every vertex moving linearly from x to x + w_v, all together,
  * w = t dx for a Newton step, whose line-search trial points and accepted point all lie on it). The broad phase
  * lists every pair whose primitives, inflated by (dhat + m_g)/2 for group g, can overlap at some moment of that
- * motion (inside a body the box trees compare the two primitives' displacements; across groups, where the other side
+ * motion (inside a body the box trees compare the two primitives' motions; across groups, where the other side
  * is mostly a still obstacle, boxes swept by each primitive's own motion are as tight and cheaper): a pair of groups
  * g and h left out is, at every moment, more than dhat + (m_g + m_h)/2 apart along some axis. The set stays valid at x' while every collision
  * vertex of every group g is within m_g/2 (per axis) of the reference point at one common moment s (the point
