@@ -210,6 +210,8 @@ export class SpatialHashBroadPhase {
   private readonly ne: number;
   private readonly nt: number;
   private fixedNodes: ArrayLike<number> | null;
+  /** Scratch for sortPairs. */
+  private sortKeys: Float64Array<ArrayBuffer> = new Float64Array(0);
   private readonly cellSizeScale: number;
 
   // Boxes (min xyz, max xyz) and their cell ranges (lo xyz, hi xyz), 6 numbers per primitive.
@@ -377,15 +379,17 @@ export class SpatialHashBroadPhase {
     }
     if (this.method === 'bvh') {
       this.collectWithTrees(moving);
-      return;
+    } else {
+      this.chooseGrid();
+      this.edgeTable.build(this.edgeCells, this.ne);
+      this.triangleTable.build(this.triangleCells, this.nt);
+      this.vertexTriangleCount = 0;
+      this.edgeEdgeCount = 0;
+      this.collectVertexTriangle();
+      this.collectEdgeEdge();
     }
-    this.chooseGrid();
-    this.edgeTable.build(this.edgeCells, this.ne);
-    this.triangleTable.build(this.triangleCells, this.nt);
-    this.vertexTriangleCount = 0;
-    this.edgeEdgeCount = 0;
-    this.collectVertexTriangle();
-    this.collectEdgeEdge();
+    this.sortKeys = sortPairs(this.vertexTrianglePairs, this.vertexTriangleCount, this.nt, this.sortKeys);
+    this.sortKeys = sortPairs(this.edgeEdgePairs, this.edgeEdgeCount, this.ne, this.sortKeys);
   }
 
   /** Cell size and origin from the boxes, then every primitive's cell range. */
@@ -574,6 +578,26 @@ export class SpatialHashBroadPhase {
     this.edgeEdgePairs[k + 1] = b;
     this.edgeEdgeCount++;
   }
+}
+
+/**
+ * Sorts the first `count` pairs (2 ints each: a, b with 0 <= b < base) by a, then b, in place; returns the key
+ * scratch (grown when too short). A query's pairs then come out in one order whatever found them (the hash, the trees,
+ * however the trees are shaped), and the energies, which sum over them in that order, do not depend on the search.
+ */
+function sortPairs(pairs: Int32Array, count: number, base: number, scratch: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
+  let keys = scratch;
+  if (keys.length < count) keys = new Float64Array(Math.max(count, 2 * keys.length));
+  for (let k = 0; k < count; k++) keys[k] = pairs[2 * k] * base + pairs[2 * k + 1];
+  keys.subarray(0, count).sort();
+  for (let k = 0; k < count; k++) {
+    const key = keys[k];
+    let a = Math.floor(key / base);
+    if (a * base > key) a--; // the quotient rounded up
+    pairs[2 * k] = a;
+    pairs[2 * k + 1] = key - a * base;
+  }
+  return keys;
 }
 
 /** Closed boxes (touching counts as overlapping), 6 numbers each at offsets o and p. */
