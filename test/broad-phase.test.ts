@@ -452,6 +452,44 @@ test('bvh method: the same pairs as brute force for proximity queries and querie
   }
 });
 
+test('pairs come out sorted, the same list from the hash and from the trees (owned features); with an edge outside every triangle the trees fall back to vertex and edge trees', () => {
+  const sc = twoBoxes(81);
+  const lists = (bp: SpatialHashBroadPhase) => ({
+    vt: Array.from(bp.vertexTrianglePairs.subarray(0, 2 * bp.vertexTriangleCount)),
+    ee: Array.from(bp.edgeEdgePairs.subarray(0, 2 * bp.edgeEdgeCount)),
+  });
+  const sorted = (pairs: number[]) => {
+    for (let k = 2; k < pairs.length; k += 2) {
+      if (pairs[k - 2] > pairs[k] || (pairs[k - 2] === pairs[k] && pairs[k - 1] >= pairs[k + 1])) return false;
+    }
+    return true;
+  };
+  const hash = new SpatialHashBroadPhase(sc.surface);
+  const bvh = new SpatialHashBroadPhase(sc.surface, { method: 'bvh' });
+  hash.findProximityCandidates(sc.x, 0.06);
+  bvh.findProximityCandidates(sc.x, 0.06);
+  const a = lists(hash), b = lists(bvh);
+  assert.ok(a.vt.length > 100 && a.ee.length > 100, 'the query lists pairs');
+  assert.ok(sorted(a.vt) && sorted(a.ee), 'sorted by first, then second');
+  assert.deepEqual(b, a, 'the trees list the same pairs in the same order as the hash');
+  // An extra edge between two vertices of the first box that share no triangle (a rod across it): no triangle owns it.
+  const nodes = Array.from(sc.surface.vertices).filter((n) => n < sc.firstBodyNodes);
+  const p = (n: number) => [sc.x[3 * n], sc.x[3 * n + 1], sc.x[3 * n + 2]];
+  const far = nodes.reduce((m, n) => (Math.hypot(...p(n).map((v, d) => v - p(nodes[0])[d])) > Math.hypot(...p(m).map((v, d) => v - p(nodes[0])[d])) ? n : m));
+  const rod = { ...sc, surface: { ...sc.surface, edges: Uint32Array.from([...sc.surface.edges, nodes[0], far]) } };
+  const trees = new SpatialHashBroadPhase(rod.surface, { method: 'bvh' });
+  trees.findProximityCandidates(rod.x, 0.06);
+  const want = bruteForce(rod, null, 0, 0.03, null);
+  assertSameSet(hashPairs(rod, trees).vt, want.vt, 'with a rod: vertex-triangle');
+  assertSameSet(hashPairs(rod, trees).ee, want.ee, 'with a rod: edge-edge');
+  const rodEdge = rod.surface.edges.length / 2 - 1;
+  assert.ok([...want.ee].some((k) => k.split(',').map(Number).includes(rodEdge)), 'the rod has edge-edge pairs (the fallback is exercised)');
+  findSweptCandidates(trees, rod.x, rod.dx, 0.7, 0.02);
+  const along = bruteAlong(rod, rod.x, rod.dx, 0.7, 0.01, null);
+  assertSameSet(hashPairs(rod, trees).vt, along.vt, 'with a rod, along a motion: vertex-triangle');
+  assertSameSet(hashPairs(rod, trees).ee, along.ee, 'with a rod, along a motion: edge-edge');
+});
+
 test('per-group reach: each body\'s boxes grow by its own reach, the same pairs as brute force (hash and bvh)', () => {
   const sc = twoBoxes(71);
   const nNodes = sc.x.length / 3;

@@ -244,7 +244,7 @@ export class BoxTree {
  * Whether boxes a and b (offsets o and p; at the end of the motion ea and eb) can overlap at some moment of it:
  * false when on some axis one lies beyond the other both at the start and at the end (see the module comment).
  */
-function meet(a: Float64Array, ea: Float64Array, o: number, b: Float64Array, eb: Float64Array, p: number): boolean {
+export function meet(a: Float64Array, ea: Float64Array, o: number, b: Float64Array, eb: Float64Array, p: number): boolean {
   for (let d = 0; d < 3; d++) {
     if (b[p + d] > a[o + 3 + d] && eb[p + d] > ea[o + 3 + d]) return false;
     if (a[o + d] > b[p + 3 + d] && ea[o + d] > eb[p + 3 + d]) return false;

@@ -19,6 +19,11 @@
  * findEdgeTriangleCandidates lists edge-triangle pairs the same way (boxes at x, no inflation), for intersection
  * checks.
  *
+ * The trees search triangle pairs only when every vertex and edge belongs to a triangle: each triangle owns some of its
+ * vertices and edges, and the owned features of two triangles whose boxes meet are tested against each other (see
+ * `owners`). Either way a query's pairs are sorted at the end (vertex-triangle by vertex then triangle, edge-edge by
+ * lower then higher edge), so the same query gives the same list, in the same order, whatever searched it.
+ *
  * Self-contact is included: primitives of the same body are paired like any other, minus the pairs that share a
  * node (a vertex of the triangle, a common edge endpoint), whose distance is zero by construction. With collision
  * groups (options.groupOfNode) a query can ask for the pairs inside one group only, or across groups only: the
@@ -29,7 +34,7 @@
  * the largest query has been seen.
  */
 
-import { BoxTree, type GroupFilter, type PairVisitor } from './box-tree.js';
+import { BoxTree, meet, type GroupFilter, type PairVisitor } from './box-tree.js';
 
 export interface BroadPhaseSurface {
   /** Node ids of the surface vertices. */
@@ -240,7 +245,7 @@ export class SpatialHashBroadPhase {
   private pairMode = 0;
   private readonly method: 'hash' | 'bvh';
   /** Box trees over vertices, edges and triangles ('bvh' method; shaped at the first query). */
-  private trees: { vertex: BoxTree; edge: BoxTree; triangle: BoxTree } | null = null;
+  private trees: { vertex: BoxTree | null; edge: BoxTree | null; triangle: BoxTree } | null = null;
   private readonly groupFilter: GroupFilter;
   /**
    * The pair rule both methods share, applied to a vertex-triangle (vertex index, triangle index) or edge-edge pair
@@ -248,6 +253,20 @@ export class SpatialHashBroadPhase {
    */
   private readonly visitVertexTriangle: PairVisitor;
   private readonly visitEdgeEdge: PairVisitor;
+  /**
+   * The features each triangle owns ('bvh' method; null when a vertex or an edge belongs to no triangle): the trees
+   * then search triangle pairs only, and test the owned vertices and edges of the two triangles of each pair whose
+   * boxes meet (representative triangles, after Curtis, Tamstorf and Manocha, "Fast collision detection for
+   * deformable models using representative-triangles"). A triangle's box holds its vertices' and edges' boxes, so
+   * every vertex-triangle pair (v, t) whose boxes meet is found once, from the triangles (owner of v, t), and every
+   * edge-edge pair once, from the owners of its two edges; one search replaces two, over fewer and larger
+   * primitives.
+   */
+  private readonly owners: FeatureOwners | null;
+  /** Visits a pair of triangles for their owned features (see owners). */
+  private readonly visitTrianglePair: PairVisitor;
+  /** Whether the running query is along a motion compared by end boxes. */
+  private queryMoving = false;
 
   constructor(surface: BroadPhaseSurface, options: BroadPhaseOptions = {}) {
     if (surface.edges.length % 2 !== 0) throw new Error('broad phase: edges must hold 2 node ids each');
@@ -281,6 +300,7 @@ export class SpatialHashBroadPhase {
     this.groupSelfContact = new Uint8Array(groups);
     for (let g = 0; g < groups; g++) this.groupSelfContact[g] = options.selfContact ? (options.selfContact[g] ? 1 : 0) : 1;
     this.method = options.method ?? 'hash';
+    this.owners = this.method === 'bvh' ? ownFeatures(this.vertices, this.edges, this.triangles) : null;
     this.groupFilter = (loA, hiA, loB, hiB) => {
       const mode = this.pairMode;
       if (mode === 0) return true;
@@ -304,6 +324,27 @@ export class SpatialHashBroadPhase {
       const a0 = e[2 * a], a1 = e[2 * a + 1], b0 = e[2 * b], b1 = e[2 * b + 1];
       if (a0 === b0 || a0 === b1 || a1 === b0 || a1 === b1 || this.allFixed(a0, a1, b0, b1)) return;
       this.pushEdgeEdge(a, b);
+    };
+    this.visitTrianglePair = (p, q) => {
+      const { vertexStart, vertexOf, edgeStart, edgeOf } = this.owners!;
+      const moving = this.queryMoving;
+      const vb = this.vertexBoxes, tb = this.triangleBoxes, eb = this.edgeBoxes;
+      const ve = this.vertexEnd, te = this.triangleEnd, ee = this.edgeEnd;
+      for (let k = vertexStart[p]; k < vertexStart[p + 1]; k++) {
+        const i = vertexOf[k];
+        if (moving ? meet(vb, ve, 6 * i, tb, te, 6 * q) : boxesOverlap(vb, 6 * i, tb, 6 * q)) this.visitVertexTriangle(i, q);
+      }
+      for (let k = vertexStart[q]; k < vertexStart[q + 1]; k++) {
+        const i = vertexOf[k];
+        if (moving ? meet(vb, ve, 6 * i, tb, te, 6 * p) : boxesOverlap(vb, 6 * i, tb, 6 * p)) this.visitVertexTriangle(i, p);
+      }
+      for (let k = edgeStart[p]; k < edgeStart[p + 1]; k++) {
+        const a = edgeOf[k];
+        for (let l = edgeStart[q]; l < edgeStart[q + 1]; l++) {
+          const b = edgeOf[l];
+          if (moving ? meet(eb, ee, 6 * a, eb, ee, 6 * b) : boxesOverlap(eb, 6 * a, eb, 6 * b)) this.visitEdgeEdge(a, b);
+        }
+      }
     };
   }
 
@@ -443,13 +484,24 @@ export class SpatialHashBroadPhase {
         const o = 6 * Math.floor(k / 3) + (k % 3);
         return 0.5 * (boxes[o] + boxes[o + 3]);
       });
+      // With owned features only the triangles need a tree.
+      const own = this.owners !== null;
       this.trees = {
-        vertex: new BoxTree(centers(this.vertexBoxes), this.vertexGroup),
-        edge: new BoxTree(centers(this.edgeBoxes), this.edgeGroup),
+        vertex: own ? null : new BoxTree(centers(this.vertexBoxes), this.vertexGroup),
+        edge: own ? null : new BoxTree(centers(this.edgeBoxes), this.edgeGroup),
         triangle: new BoxTree(centers(this.triangleBoxes), this.triangleGroup),
       };
     }
     const { vertex, edge, triangle } = this.trees;
+    if (this.owners !== null) {
+      triangle.refit(this.triangleBoxes, moving ? this.triangleEnd : null);
+      this.queryMoving = moving;
+      this.vertexTriangleCount = 0;
+      this.edgeEdgeCount = 0;
+      triangle.pairs(triangle, this.groupFilter, this.visitTrianglePair);
+      return;
+    }
+    if (vertex === null || edge === null) throw new Error('broad phase: vertex and edge trees missing');
     vertex.refit(this.vertexBoxes, moving ? this.vertexEnd : null);
     edge.refit(this.edgeBoxes, moving ? this.edgeEnd : null);
     triangle.refit(this.triangleBoxes, moving ? this.triangleEnd : null);
@@ -578,6 +630,55 @@ export class SpatialHashBroadPhase {
     this.edgeEdgePairs[k + 1] = b;
     this.edgeEdgeCount++;
   }
+}
+
+/** Per triangle, the surface vertices (indices) and edges it owns, as CSR lists (see SpatialHashBroadPhase.owners). */
+interface FeatureOwners {
+  vertexStart: Int32Array;
+  vertexOf: Int32Array;
+  edgeStart: Int32Array;
+  edgeOf: Int32Array;
+}
+
+/**
+ * Gives every surface vertex and edge one triangle it belongs to (the first one met); null when some vertex or edge
+ * belongs to none (a rod, a free point), or when there are no triangles.
+ */
+function ownFeatures(vertices: Int32Array, edges: Int32Array, triangles: Int32Array): FeatureOwners | null {
+  const nt = triangles.length / 3, nv = vertices.length, ne = edges.length / 2;
+  if (nt === 0) return null;
+  let top = 0;
+  for (const v of vertices) top = Math.max(top, v + 1);
+  for (const v of triangles) top = Math.max(top, v + 1);
+  const indexOf = new Int32Array(top).fill(-1);
+  for (let i = 0; i < nv; i++) indexOf[vertices[i]] = i;
+  const edgeIndex = new Map<number, number>();
+  for (let e = 0; e < ne; e++) {
+    const a = edges[2 * e], b = edges[2 * e + 1];
+    edgeIndex.set(Math.min(a, b) * top + Math.max(a, b), e);
+  }
+  const vertexOwner = new Int32Array(nv).fill(-1), edgeOwner = new Int32Array(ne).fill(-1);
+  for (let t = 0; t < nt; t++) {
+    for (let k = 0; k < 3; k++) {
+      const a = triangles[3 * t + k], b = triangles[3 * t + ((k + 1) % 3)];
+      const i = indexOf[a];
+      if (i >= 0 && vertexOwner[i] < 0) vertexOwner[i] = t;
+      const e = edgeIndex.get(Math.min(a, b) * top + Math.max(a, b));
+      if (e !== undefined && edgeOwner[e] < 0) edgeOwner[e] = t;
+    }
+  }
+  if (vertexOwner.includes(-1) || edgeOwner.includes(-1)) return null;
+  const lists = (owner: Int32Array) => {
+    const start = new Int32Array(nt + 1);
+    for (const t of owner) start[t + 1]++;
+    for (let t = 0; t < nt; t++) start[t + 1] += start[t];
+    const of = new Int32Array(owner.length);
+    const fill = start.slice(0, nt);
+    for (let f = 0; f < owner.length; f++) of[fill[owner[f]]++] = f;
+    return { start, of };
+  };
+  const v = lists(vertexOwner), e = lists(edgeOwner);
+  return { vertexStart: v.start, vertexOf: v.of, edgeStart: e.start, edgeOf: e.of };
 }
 
 /**
