@@ -9,7 +9,11 @@
  *                                                         Newton iterations, wall and CPU seconds and energies
  *                                                         (17 digits), then the time split
  *
- * Either command takes --projection=clamp|abs|adaptive (solver.hessianProjection; default: the scene's).
+ * Either command takes --projection=clamp|abs|adaptive (solver.hessianProjection; default: the scene's), and
+ * --trace, which prints a line per Newton iteration: the objective after it (12 digits), the Newton step and the
+ * velocity residual before it in tolerances (|dx|_inf / (tol h) and |M^-1 g|_M / (tol h)), the filter's bound and
+ * the fraction taken (0: none), whether the exact elastic Hessian was used, its linear iterations, the active
+ * contact pairs and the smallest distance at the point reached.
  * The resumed run starts its clock at t = 0 and takes its initial energy H0 from the saved state, so energy
  * targets and schedules differ from the full run's; the Newton work of the steps is what this is for.
  * The file holds the positions then the velocities as little-endian float64.
@@ -17,12 +21,15 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { applyOverrides, loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { buildModel } from '../src/scene/build.js';
+import { contactPositions } from '../src/model/model.js';
 import { simulate } from '../src/sim/simulate.js';
+import type { NewtonIteration } from '../src/solver/newton.js';
 
-const usage = 'usage: npx tsx bench/resume.ts save|run <scene> <steps> <file> [<from> (save only)]';
+const usage = 'usage: npx tsx bench/resume.ts save|run <scene> <steps> <file> [<from> (save only)] [--projection=clamp|abs|adaptive] [--trace]';
 const args = process.argv.slice(2);
 const projectionArg = args.find((a) => a.startsWith('--projection='));
-const [mode, sceneName, stepsText, file, from] = args.filter((a) => a !== projectionArg);
+const trace = args.includes('--trace');
+const [mode, sceneName, stepsText, file, from] = args.filter((a) => a !== projectionArg && a !== '--trace');
 const steps = Number(stepsText);
 if ((mode !== 'save' && mode !== 'run') || !sceneName || !file || !Number.isInteger(steps) || steps < 1) {
   console.error(usage);
@@ -57,7 +64,18 @@ const cpuNow = () => {
 };
 let last = performance.now();
 let lastCpu = cpuNow();
+const tolerance = options.solver.tolerance;
+const traceLine = (step: number, it: NewtonIteration, x: Float64Array): void => {
+  const contact = model.contact ? model.contact.barrier.activeContacts(contactPositions(model, x), null) : { count: 0, minDistance: NaN };
+  console.log(
+    `  step ${step} it ${it.iteration}: E ${it.energy.toPrecision(12)}, step ${(it.stepNorm / tolerance).toPrecision(3)} tol, residual ${(it.residualNorm / tolerance).toPrecision(3)} tol, ` +
+      `filter ${it.filterBound.toExponential(2)}, alpha ${it.alpha.toExponential(2)}${it.exactHessian ? ', exact Hessian' : ''}, ${it.linearIterations} linear, ` +
+      `${contact.count} active pairs, closest ${contact.minDistance.toExponential(4)} m`,
+  );
+};
+
 const { summary, state } = simulate(model, options, {
+  ...(trace ? { newtonIteration: traceLine } : {}),
   step(record) {
     if (record.step === 0) return;
     const now = performance.now();

@@ -11,6 +11,7 @@ export { buildModel, type MeshResolver } from './scene/build.js';
 export { DEFAULT_FRAME_FORMAT, FRAME_FORMATS, toRunOptions, type FrameFormat } from './scene/run-options.js';
 export { simulate, simulateSteps, frameInterval, INTERRUPTED, type RunObserver, type RunOptions, type RunResult, type SolverOptions } from './sim/simulate.js';
 export type { RunSummary, StepRecord } from './sim/records.js';
+export type { NewtonIteration } from './solver/newton.js';
 export { frameGeometry } from './sim/frame-geometry.js';
 export { integrators, integratorNames, findIntegrator, type IntegratorSpec, type ParamSpec } from './integrators/registry.js';
 export type { IntegratorParams, IntegratorState } from './integrators/integrator.js';

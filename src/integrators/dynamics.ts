@@ -8,7 +8,7 @@ import { isIdentityMap } from '../model/vertex-map.js';
 import { applyConstraints, vertexMapOf, type Model } from '../model/model.js';
 import { IncrementalPotential, type FrozenQuadratic } from '../solver/incremental-potential.js';
 import { RigidPredictor } from './rigid-predictor.js';
-import { NewtonSolver, type NewtonResult } from '../solver/newton.js';
+import { NewtonSolver, type NewtonIteration, type NewtonResult } from '../solver/newton.js';
 
 /**
  * A start candidate that the line-search filter cuts to less than this fraction of its step is not tried: it would
@@ -33,6 +33,8 @@ export interface SolveSettings {
   linearSolver: LinearSolver;
   /** Semi-implicit Rayleigh damping coefficient mu (seconds): damping force -mu K(x_n) v. 0 disables it. */
   rayleigh: number;
+  /** Called after every Newton iteration (NewtonOptions.onIteration): a trace of the solves, read only. */
+  onNewtonIteration?: (info: NewtonIteration, x: Float64Array) => void;
 }
 
 /** Counters an integrator step fills in. */
@@ -290,6 +292,7 @@ export class Dynamics {
         linearSolver: s.linearSolver,
         startEnergy: adaptive ? undefined : startEnergy,
         afterIteration: this.afterIteration,
+        onIteration: s.onNewtonIteration,
       });
     } catch (err) {
       // A failed minimisation's iterations were made too: count them before the step is abandoned.

@@ -8,6 +8,7 @@ import { checkParams, findIntegrator } from '../integrators/registry.js';
 import { createLinearSolver, type LinearSolverName } from '../math/linear-solver.js';
 import { countInvertedTets } from '../mesh/tet-mesh.js';
 import { DEFAULT_THREADS, threadPoolFor } from '../solver/threads.js';
+import type { NewtonIteration } from '../solver/newton.js';
 import { contactPositions, type Model } from '../model/model.js';
 import { bodyRecords, nodeMomenta } from './body-records.js';
 import type { RunSummary, StepRecord } from './records.js';
@@ -114,6 +115,11 @@ export interface RunObserver {
   check?(step: number, x: Float64Array): void;
   /** Every `checkpointEvery` steps (RunOptions): a checkpoint to save; its arrays are copies. */
   checkpoint?(checkpoint: RunCheckpoint): void;
+  /**
+   * After every Newton iteration of every solve (a trace, for studying convergence): the step being made, what the
+   * iteration did and the point it reached (live: read it, do not change it).
+   */
+  newtonIteration?(step: number, info: NewtonIteration, x: Float64Array): void;
 }
 
 export interface RunResult {
@@ -182,6 +188,9 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
     linearSolver: createLinearSolver(opts.solver.linear, { tolerance: opts.solver.cgTolerance }),
     rayleigh: opts.rayleigh,
   };
+  let stepMade = 0; // the step the integrator is making, for the Newton trace
+  const traceNewton = observer.newtonIteration?.bind(observer);
+  if (traceNewton) settings.onNewtonIteration = (info, x) => traceNewton(stepMade, info, x);
   const dyn = new Dynamics(model, settings);
   const target = new EnergyTarget(opts.energy);
   const integrator = spec.create({ dyn, target }, opts.params);
@@ -346,6 +355,7 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
     const t0 = performance.now();
     const tStart = state.t;
     let report;
+    stepMade = step;
     try {
       report = integrator.step(state, opts.h, counters);
     } catch (err) {

@@ -29,6 +29,26 @@ export interface NewtonOptions {
   startEnergy?: number;
   /** Called after each accepted step; returns true when it changed the objective (adaptive barrier stiffness). */
   afterIteration?: (x: Float64Array) => boolean;
+  /** Called after every iteration's line search with what it did and the point it reached (a trace, read only). */
+  onIteration?: (info: NewtonIteration, x: Float64Array) => void;
+}
+
+/** One Newton iteration, as NewtonOptions.onIteration reports it. */
+export interface NewtonIteration {
+  /** 0 for the first. */
+  iteration: number;
+  /** The objective after the line search (unchanged when it accepted no step). */
+  energy: number;
+  /** |dx|_inf / h of the Newton step and the velocity residual before it (m/s; the tolerance's units, as NewtonResult). */
+  stepNorm: number;
+  residualNorm: number;
+  /** The largest fraction of the step the line-search filter allowed (contact, inversion), and the one taken (0: none). */
+  filterBound: number;
+  alpha: number;
+  /** Whether the step came from the exact (unprojected) elastic Hessian (projection on demand). */
+  exactHessian: boolean;
+  /** Linear-solver iterations of this Newton iteration. */
+  linearIterations: number;
 }
 
 export interface NewtonResult {
@@ -147,6 +167,7 @@ export class NewtonSolver {
       if (projection === 'adaptive') {
         filter = lastStep && Math.abs(this.trustRatio(energyBefore - energy, slopeBefore, lastAlpha) - 1) < TRUST_RATIO_TOLERANCE ? 'clamp' : 'abs';
       }
+      const linearBefore = linearIterations;
       let exact = exactAllowed && stepNorm <= EXACT_HESSIAN_WITHIN * limit;
       let H = ip.assembleHessian(x, opts.projectPsd, filter, exact);
       let t1 = performance.now();
@@ -210,6 +231,7 @@ export class NewtonSolver {
 
       // Filtered backtracking: never leave the feasible set, then halve until the energy does not increase.
       let alpha = Math.min(1, ip.maxStep(x, dx));
+      const filterBound = alpha;
       if (!(alpha > 0) && !small) {
         const why = ip.explainBlockedStep(x) ?? 'a contact pair or element is already at its limit';
         throw new Error(`Newton: the line-search filter allows no motion at iteration ${it}: ${why}; the step cannot be made feasible${oversizedStepNote(ip.model.x0, largestStep)}`);
@@ -234,6 +256,19 @@ export class NewtonSolver {
       t1 = performance.now();
       this.timing.lineSearch += t1 - t0;
       lastStep = accepted;
+      opts.onIteration?.(
+        {
+          iteration: it,
+          energy,
+          stepNorm: stepNorm / opts.h,
+          residualNorm: residualNorm / opts.h,
+          filterBound,
+          alpha: accepted ? lastAlpha : 0,
+          exactHessian: exact,
+          linearIterations: linearIterations - linearBefore,
+        },
+        x,
+      );
       if (small) {
         // The step below tolerance only confirms convergence (seed 000 counts the iterations before it). A-1 and
         // A-search also read the velocity from grad P(x*), where a leftover gradient g leaks M^-1 g / h into v: so
