@@ -186,3 +186,43 @@ test('BsrMatrix on given storage: zeroed, shared, and a new Hessian pattern in t
   for (let i = 0; i < a.length; i++) for (let j = 0; j < a.length; j++) if (a[i][j] !== f[i][j]) mismatches++;
   assert.equal(mismatches, 0);
 });
+
+test('a grown pattern moves slots of its base in place (each block to its new slot), and refuses slots of any other pattern', () => {
+  const model = frictionModel();
+  const base = new IncrementalPotential(model).hessian.pattern;
+  const next = grown(base, 3);
+  const third = grown(next, 4);
+  // Every block of the base, by its slot there: the remapped slot holds the same block in the grown pattern.
+  const slots = new Int32Array(base.nnzBlocks);
+  for (let s = 0; s < slots.length; s++) slots[s] = s;
+  assert.ok(next.remapSlots(base.id, slots));
+  for (let i = 0; i < base.n; i++) {
+    for (let s = base.rowStart[i]; s < base.rowStart[i + 1]; s++) assert.equal(slots[s], next.slot(i, base.col[s]), `block (${i}, ${base.col[s]})`);
+  }
+  assert.ok(next.nnzBlocks > base.nnzBlocks, 'the grown pattern has blocks the base lacks');
+  // Only from its own base: not from the base's base, nor from a pattern built from scratch.
+  const before = Int32Array.from(slots);
+  assert.equal(third.remapSlots(base.id, slots), false);
+  assert.equal(base.remapSlots(next.id, slots), false);
+  assert.deepEqual(slots, before);
+});
+
+test('elastic tets on a grown pattern: the remapped slots add the same blocks, bit for bit, as slots looked up afresh', () => {
+  const model = frictionModel();
+  const elastic = model.terms.find((t) => t.name === 'elastic')!;
+  const base = new IncrementalPotential(model).hessian.pattern;
+  const r = rng(9);
+  const x = Float64Array.from(model.x0, (v) => v + 2e-3 * (2 * r() - 1));
+  const H0 = new BsrMatrix(base);
+  elastic.addHessian!(x, 1, H0, true); // binds the slots to the base
+  const next = grown(base, 12);
+  const remapped = new BsrMatrix(next);
+  elastic.addHessian!(x, 1, remapped, true); // grown from the bound pattern: remapped
+  // Bound to another pattern first (the same blocks, another id), the term looks every slot of `next` up afresh.
+  const unrelated = new BsrMatrix(grown(new IncrementalPotential(model).hessian.pattern, 12));
+  elastic.addHessian!(x, 1, unrelated, true);
+  const fresh = new BsrMatrix(next);
+  elastic.addHessian!(x, 1, fresh, true);
+  assert.deepEqual(Array.from(remapped.values), Array.from(fresh.values));
+  assert.ok(remapped.values.some((v) => v !== 0));
+});

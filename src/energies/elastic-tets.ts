@@ -542,6 +542,10 @@ export class ElasticTets implements PotentialTerm {
 
   bindPattern(H: BsrMatrix): void {
     const pattern = H.pattern;
+    if (pattern.remapSlots(this.slotsPatternId, this.slots)) {
+      this.slotsPatternId = pattern.id;
+      return;
+    }
     const nodes = this.nodeList;
     for (let e = 0; e < this.tetCount; e++) {
       for (let a = 0; a < 4; a++) nodes[a] = this.tets[4 * e + a];

@@ -125,6 +125,10 @@ export class OrthogonalityPotential implements PotentialTerm {
   }
 
   bindPattern(H: BsrMatrix): void {
+    if (H.pattern.remapSlots(this.slotsPatternId, this.slots)) {
+      this.slotsPatternId = H.pattern.id;
+      return;
+    }
     for (let b = 0; b < this.count; b++) H.pattern.elementSlots(this.columns.subarray(3 * b, 3 * b + 3), this.slots, 9 * b);
     this.slotsPatternId = H.pattern.id;
   }

@@ -319,6 +319,10 @@ export class ShellBending implements PotentialTerm {
   }
 
   bindPattern(H: BsrMatrix): void {
+    if (H.pattern.remapSlots(this.slotsPatternId, this.slots)) {
+      this.slotsPatternId = H.pattern.id;
+      return;
+    }
     for (let h = 0; h < this.count; h++) H.pattern.elementSlots(this.hinges.subarray(4 * h, 4 * h + 4), this.slots, 16 * h);
     this.slotsPatternId = H.pattern.id;
   }

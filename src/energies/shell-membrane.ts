@@ -183,6 +183,10 @@ export class ShellMembrane implements PotentialTerm {
   }
 
   bindPattern(H: BsrMatrix): void {
+    if (H.pattern.remapSlots(this.slotsPatternId, this.slots)) {
+      this.slotsPatternId = H.pattern.id;
+      return;
+    }
     for (let t = 0; t < this.count; t++) {
       this.nodeList.set(this.triangles.subarray(3 * t, 3 * t + 3));
       H.pattern.elementSlots(this.nodeList, this.slots, 9 * t);

@@ -93,6 +93,10 @@ export abstract class SpringSet implements PotentialTerm {
   }
 
   bindPattern(H: BsrMatrix): void {
+    if (H.pattern.remapSlots(this.slotsPatternId, this.slots)) {
+      this.slotsPatternId = H.pattern.id;
+      return;
+    }
     const nodes = this.pairNodes;
     for (let s = 0; s < this.count; s++) {
       nodes[0] = this.springs[2 * s];

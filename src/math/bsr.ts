@@ -19,7 +19,23 @@ export class BsrPattern {
     readonly rowStart: Int32Array,
     readonly col: Int32Array,
     readonly diagSlot: Int32Array,
+    /** For a grown pattern (PatternBuilder with a base): the base's id, and the slot here of each slot of the base. */
+    readonly baseId = 0,
+    readonly slotOfBase: Int32Array | null = null,
   ) {}
+
+  /**
+   * Moves slots looked up in the pattern with id `from` to this one, in place, when this pattern was grown from it
+   * (a base's blocks keep their order, so this is one table read per slot instead of a search); false otherwise,
+   * with `slots` untouched. Contact scenes grow their pattern hundreds of times a run; the element terms' slots of a
+   * 23k-tet bunny took 12 ms to look up again each time.
+   */
+  remapSlots(from: number, slots: Int32Array): boolean {
+    const map = this.slotOfBase;
+    if (map === null || from !== this.baseId) return false;
+    for (let k = 0; k < slots.length; k++) slots[k] = map[slots[k]];
+    return true;
+  }
 
   get nnzBlocks(): number {
     return this.col.length;
@@ -109,7 +125,17 @@ export class PatternBuilder {
       const pattern = sortedRows[i];
       for (let t = 0; t < pattern.length; t++) if (pattern[t] === i) diagSlot[i] = rowStart[i] + t;
     }
-    return new BsrPattern(n, rowStart, col, diagSlot);
+    if (!base) return new BsrPattern(n, rowStart, col, diagSlot);
+    // Each base row is a sorted sublist of the new row: walk both.
+    const slotOfBase = new Int32Array(base.nnzBlocks);
+    for (let i = 0; i < n; i++) {
+      let q = rowStart[i];
+      for (let s = base.rowStart[i]; s < base.rowStart[i + 1]; s++) {
+        while (col[q] !== base.col[s]) q++;
+        slotOfBase[s] = q++;
+      }
+    }
+    return new BsrPattern(n, rowStart, col, diagSlot, base.id, slotOfBase);
   }
 }
 
