@@ -21,9 +21,8 @@
  *
  * The trees search triangle pairs only when every vertex and edge belongs to a triangle: each triangle owns some of its
  * vertices and edges, and the owned features of two triangles whose boxes meet are tested against each other (see
- * `owners`; for edge-triangle pairs, each triangle's owned edges against the other triangle). Either way a query's
- * pairs are sorted at the end (vertex-triangle by vertex then triangle, edge-edge by lower then higher edge,
- * edge-triangle by edge then triangle), so the same query gives the same list, in the same order, whatever searched it.
+ * `owners`). Either way a query's pairs are sorted at the end (vertex-triangle by vertex then triangle, edge-edge by
+ * lower then higher edge), so the same query gives the same list, in the same order, whatever searched it.
  *
  * Self-contact is included: primitives of the same body are paired like any other, minus the pairs that share a
  * node (a vertex of the triangle, a common edge endpoint), whose distance is zero by construction. With collision
@@ -268,8 +267,6 @@ export class SpatialHashBroadPhase {
   private readonly visitTrianglePair: PairVisitor;
   /** Whether the running query is along a motion compared by end boxes. */
   private queryMoving = false;
-  /** Whether the running triangle-tree query lists edge-triangle pairs (findEdgeTriangleCandidates). */
-  private edgeTriangleQuery = false;
 
   constructor(surface: BroadPhaseSurface, options: BroadPhaseOptions = {}) {
     if (surface.edges.length % 2 !== 0) throw new Error('broad phase: edges must hold 2 node ids each');
@@ -330,11 +327,6 @@ export class SpatialHashBroadPhase {
     };
     this.visitTrianglePair = (p, q) => {
       const { vertexStart, vertexOf, edgeStart, edgeOf } = this.owners!;
-      if (this.edgeTriangleQuery) {
-        for (let k = edgeStart[p]; k < edgeStart[p + 1]; k++) this.visitEdgeTriangle(edgeOf[k], q);
-        for (let k = edgeStart[q]; k < edgeStart[q + 1]; k++) this.visitEdgeTriangle(edgeOf[k], p);
-        return;
-      }
       const moving = this.queryMoving;
       const vb = this.vertexBoxes, tb = this.triangleBoxes, eb = this.edgeBoxes;
       const ve = this.vertexEnd, te = this.triangleEnd, ee = this.edgeEnd;
@@ -391,25 +383,10 @@ export class SpatialHashBroadPhase {
     fillBoxes(this.vertices, 1, x, 0, this.vertexBoxes);
     fillBoxes(this.edges, 2, x, 0, this.edgeBoxes);
     fillBoxes(this.triangles, 3, x, 0, this.triangleBoxes);
+    this.chooseGrid();
+    this.triangleTable.build(this.triangleCells, this.nt);
     this.edgeTriangleCount = 0;
-    if (this.owners !== null) {
-      // The triangle tree, as for the other pairs: an edge's box lies in its owner's, so the owner meets every
-      // triangle the edge does (and an edge of the triangle itself shares its nodes).
-      const triangle = this.ensureTrees().triangle;
-      triangle.refit(this.triangleBoxes, null);
-      this.queryMoving = false;
-      this.edgeTriangleQuery = true;
-      try {
-        triangle.pairs(triangle, this.groupFilter, this.visitTrianglePair);
-      } finally {
-        this.edgeTriangleQuery = false;
-      }
-    } else {
-      this.chooseGrid();
-      this.triangleTable.build(this.triangleCells, this.nt);
-      this.collectEdgeTriangle();
-    }
-    this.sortKeys = sortPairs(this.edgeTrianglePairs, this.edgeTriangleCount, this.nt, this.sortKeys);
+    this.collectEdgeTriangle();
   }
 
   private run(
@@ -501,8 +478,7 @@ export class SpatialHashBroadPhase {
    * The 'bvh' method: refit the trees to the boxes just filled (shaping them on the first call; `moving`: and to
    * the boxes at the motion's end) and traverse.
    */
-  /** The box trees, shaped from the boxes last filled on the first call. */
-  private ensureTrees(): { vertex: BoxTree | null; edge: BoxTree | null; triangle: BoxTree } {
+  private collectWithTrees(moving: boolean): void {
     if (!this.trees) {
       const centers = (boxes: Float64Array) => Float64Array.from({ length: boxes.length / 2 }, (_, k) => {
         const o = 6 * Math.floor(k / 3) + (k % 3);
@@ -516,11 +492,7 @@ export class SpatialHashBroadPhase {
         triangle: new BoxTree(centers(this.triangleBoxes), this.triangleGroup),
       };
     }
-    return this.trees;
-  }
-
-  private collectWithTrees(moving: boolean): void {
-    const { vertex, edge, triangle } = this.ensureTrees();
+    const { vertex, edge, triangle } = this.trees;
     if (this.owners !== null) {
       triangle.refit(this.triangleBoxes, moving ? this.triangleEnd : null);
       this.queryMoving = moving;
@@ -608,9 +580,11 @@ export class SpatialHashBroadPhase {
   }
 
   private collectEdgeTriangle(): void {
-    const ec = this.edgeCells, tc = this.triangleCells, table = this.triangleTable;
+    const eb = this.edgeBoxes, tb = this.triangleBoxes, ec = this.edgeCells, tc = this.triangleCells;
+    const edges = this.edges, tris = this.triangles, table = this.triangleTable, f = this.fixedNodes;
     for (let e = 0; e < this.ne; e++) {
       const o = 6 * e;
+      const e0 = edges[2 * e], e1 = edges[2 * e + 1];
       for (let iz = ec[o + 2]; iz <= ec[o + 5]; iz++) {
         for (let iy = ec[o + 1]; iy <= ec[o + 4]; iy++) {
           for (let ix = ec[o]; ix <= ec[o + 3]; ix++) {
@@ -621,23 +595,16 @@ export class SpatialHashBroadPhase {
               const p = 6 * t;
               // Same lowest-cell rule as the other collectors: each pair once.
               if (Math.max(ec[o], tc[p]) !== ix || Math.max(ec[o + 1], tc[p + 1]) !== iy || Math.max(ec[o + 2], tc[p + 2]) !== iz) continue;
-              this.visitEdgeTriangle(e, t);
+              if (!boxesOverlap(eb, o, tb, p)) continue;
+              const t0 = tris[3 * t], t1 = tris[3 * t + 1], t2 = tris[3 * t + 2];
+              if (e0 === t0 || e0 === t1 || e0 === t2 || e1 === t0 || e1 === t1 || e1 === t2) continue;
+              if (f !== null && f[e0] !== 0 && this.allFixed(e1, t0, t1, t2)) continue;
+              this.pushEdgeTriangle(e, t);
             }
           }
         }
       }
     }
-  }
-
-  /** Lists edge e with triangle t when their boxes overlap, they share no node and not all five nodes are fixed. */
-  private visitEdgeTriangle(e: number, t: number): void {
-    if (!boxesOverlap(this.edgeBoxes, 6 * e, this.triangleBoxes, 6 * t)) return;
-    const edges = this.edges, tris = this.triangles, f = this.fixedNodes;
-    const e0 = edges[2 * e], e1 = edges[2 * e + 1];
-    const t0 = tris[3 * t], t1 = tris[3 * t + 1], t2 = tris[3 * t + 2];
-    if (e0 === t0 || e0 === t1 || e0 === t2 || e1 === t0 || e1 === t1 || e1 === t2) return;
-    if (f !== null && f[e0] !== 0 && this.allFixed(e1, t0, t1, t2)) return;
-    this.pushEdgeTriangle(e, t);
   }
 
   private pushEdgeTriangle(e: number, t: number): void {

@@ -72,12 +72,9 @@ function checkerOf(mesh: CollisionMesh): Checker {
   if (checker === undefined) {
     const freeVertices = mesh.vertices.filter((v) => mesh.fixedNodes[v] === 0);
     checker = {
-      // Box trees: a scene's large obstacle triangles (stairs, a ramp) make the hash's cells coarse. A check of the
-      // bunny on the stairs (once per output frame) took 37-45 ms with the trees against 57-73 ms with the hash
-      // (medians of 15 calls at two saved states), and 75 ms less per check inside a run.
       broadPhase: new SpatialHashBroadPhase(
         { vertices: mesh.vertices, edges: mesh.edges, triangles: mesh.triangles },
-        { fixedNodes: mesh.fixedNodes, method: 'bvh' },
+        { fixedNodes: mesh.fixedNodes },
       ),
       surfacePairs: SURFACE_PAIR_KINDS.map((kind) => new PairList(kind)),
       obstaclePairs: OBSTACLE_PAIR_KINDS.map((kind) => {
