@@ -51,18 +51,6 @@ const ITERATIONS_PER_FLOP_RATIO = 0.06;
  */
 const SETTLED_PATTERN = 8;
 
-/**
- * A PCG attempt with the old factor gives up early, after PREDICT_AFTER iterations or more, when at the average rate
- * its residual has fallen so far (the smallest yet, against the start) the tolerance would take more than
- * PREDICTED_LIMIT times the attempt's budget. Attempts that fail run their whole budget otherwise, about a
- * factorisation's worth of iterations, before the factorisation they end in anyway: on a tumbling bunny (the stairs,
- * 12 steps after step 47) 21 of 70 attempts failed, and this rule, tried on their residual histories, stops them
- * 206 iterations sooner (of 336), stopping 2 of the 49 that would have converged, both at 12 iterations (when the
- * factor is renewed next solve anyway).
- */
-const PREDICT_AFTER = 5;
-const PREDICTED_LIMIT = 1.5;
-
 /** pcg's result when it met p^T A p <= 0. */
 const NOT_POSITIVE = -2;
 
@@ -186,7 +174,6 @@ export class LaggedCholeskySolver implements LinearSolver {
     x.fill(0);
     if (bb === 0) return 0;
     const target = this.tolerance * this.tolerance * bb;
-    let best = bb; // the smallest squared residual so far
     r.set(b);
     this.precondition(r, z);
     p.set(z);
@@ -211,14 +198,6 @@ export class LaggedCholeskySolver implements LinearSolver {
         this.pcgMs += performance.now() - t0;
         return it;
       }
-      if (rr < best) best = rr;
-      if (it >= PREDICT_AFTER && (best >= bb || (it * Math.log(target / bb)) / Math.log(best / bb) > PREDICTED_LIMIT * maxIterations)) {
-        // At the rate seen so far the tolerance is out of reach within the budget: stop paying for the attempt.
-        this.pcgMs += performance.now() - t0;
-        this.abandonedAttempts++;
-        this.failedAttemptIterations += it;
-        return -1;
-      }
       this.precondition(r, z);
       let rzNew = 0;
       for (let i = 0; i < n; i++) rzNew += r[i] * z[i];
@@ -227,7 +206,6 @@ export class LaggedCholeskySolver implements LinearSolver {
       for (let i = 0; i < n; i++) p[i] = z[i] + beta * p[i];
     }
     this.pcgMs += performance.now() - t0;
-    this.failedAttemptIterations += maxIterations;
     return -1;
   }
 
@@ -246,8 +224,4 @@ export class LaggedCholeskySolver implements LinearSolver {
 
   /** Attempts with the old factor that gave up (each followed by a refactorisation). */
   failedAttempts = 0;
-  /** Of those, the ones that gave up before their budget (PREDICTED_LIMIT). */
-  abandonedAttempts = 0;
-  /** PCG iterations spent in the attempts that failed. */
-  failedAttemptIterations = 0;
 }
