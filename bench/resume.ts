@@ -13,7 +13,10 @@
  * --trace, which prints a line per Newton iteration: the objective after it (12 digits), the Newton step and the
  * velocity residual before it in tolerances (|dx|_inf / (tol h) and |M^-1 g|_M / (tol h)), the filter's bound and
  * the fraction taken (0: none), whether the exact elastic Hessian was used, its linear iterations, the active
- * contact pairs and the smallest distance at the point reached.
+ * contact pairs and the smallest distance at the point reached, and (from the second iteration on) where the Newton
+ * direction moved most: the node with the largest motion divided by the fraction taken, its mass, that motion, and
+ * how many nodes it moved by more than 10 tolerances (a direction that moves hundreds of nodes by centimetres, cut to
+ * a percent by the filter, is the sign of a quadratic model blind to the contacts ahead).
  * The resumed run starts its clock at t = 0 and takes its initial energy H0 from the saved state, so energy
  * targets and schedules differ from the full run's; the Newton work of the steps is what this is for.
  * The file holds the positions then the velocities as little-endian float64.
@@ -65,18 +68,39 @@ const cpuNow = () => {
 let last = performance.now();
 let lastCpu = cpuNow();
 const tolerance = options.solver.tolerance;
+let previous: Float64Array | null = null;
+/** The node the last Newton direction moved most (motion over the fraction taken) and how many moved > 10 tol. */
+const directionNote = (it: NewtonIteration, x: Float64Array): string => {
+  const before = previous;
+  previous = Float64Array.from(x);
+  if (before === null || !(it.alpha > 0)) return '';
+  let largest = 0;
+  let node = 0;
+  let moved = 0;
+  for (let i = 0; i < x.length / 3; i++) {
+    const m = Math.hypot(x[3 * i] - before[3 * i], x[3 * i + 1] - before[3 * i + 1], x[3 * i + 2] - before[3 * i + 2]) / it.alpha;
+    if (m > largest) {
+      largest = m;
+      node = i;
+    }
+    if (m > 10 * tolerance * options.h) moved++;
+  }
+  return `; direction: node ${node} (${(model.mass[3 * node] * 1e6).toPrecision(3)} mg) ${(largest * 1e3).toPrecision(3)} mm, ${moved} nodes > 10 tol`;
+};
 const traceLine = (step: number, it: NewtonIteration, x: Float64Array): void => {
+  const note = directionNote(it, x);
   const contact = model.contact ? model.contact.barrier.activeContacts(contactPositions(model, x), null) : { count: 0, minDistance: NaN };
   console.log(
     `  step ${step} it ${it.iteration}: E ${it.energy.toPrecision(12)}, step ${(it.stepNorm / tolerance).toPrecision(3)} tol, residual ${(it.residualNorm / tolerance).toPrecision(3)} tol, ` +
       `filter ${it.filterBound.toExponential(2)}, alpha ${it.alpha.toExponential(2)}${it.exactHessian ? ', exact Hessian' : ''}, ${it.linearIterations} linear, ` +
-      `${contact.count} active pairs, closest ${contact.minDistance.toExponential(4)} m`,
+      `${contact.count} active pairs, closest ${contact.minDistance.toExponential(4)} m${note}`,
   );
 };
 
 const { summary, state } = simulate(model, options, {
   ...(trace ? { newtonIteration: traceLine } : {}),
   step(record) {
+    previous = null; // the next step's Newton starts elsewhere (its predictor): its first direction is unknown here
     if (record.step === 0) return;
     const now = performance.now();
     const cpu = cpuNow();
