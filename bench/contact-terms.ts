@@ -7,6 +7,8 @@
  * Each method runs `calls` times (default 50) in 15 rounds; the fastest round is reported, which keeps other load
  * on the machine out of the figure. maxStep takes a step of twice the state's velocity times h. Scenes with
  * friction also time the lagged friction term (frozen at the state, evaluated after a step of the state's velocity).
+ * Scenes with self-contact also time the broad phase's self-contact query as the candidate sets run it (box trees,
+ * margin dhat): at the state, and along that step less each body's mean motion.
  */
 import { readFileSync } from 'node:fs';
 import { loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
@@ -14,6 +16,7 @@ import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
 import { frictionVelocityFor } from '../src/contact/friction.js';
 import { FrictionPotential } from '../src/contact/friction-potential.js';
 import { buildModel } from '../src/scene/build.js';
+import { SpatialHashBroadPhase } from '../src/contact/broad-phase.js';
 
 const [sceneName, file, callsText] = process.argv.slice(2);
 const calls = Number(callsText ?? 50);
@@ -72,6 +75,29 @@ if (contact.hasFriction) {
   methods.frictionEnergy = () => friction.energy(xf);
   methods.frictionGradient = () => friction.addGradient(xf, 1, g);
   methods.frictionHessian = () => friction.addHessian(xf, 1, HF, true);
+}
+const mesh = contact.mesh;
+if (mesh.groups.some((group) => group.selfContact && group.kind !== 'particles')) {
+  const selfContact = mesh.groups.map((group) => (group.selfContact ? 1 : 0));
+  const broadPhase = new SpatialHashBroadPhase(mesh, { fixedNodes: mesh.fixedNodes, groupOfNode: mesh.groupOfNode, selfContact, method: 'bvh' });
+  const dhat = barrier.dhat;
+  const margins = new Float64Array(mesh.groups.length).fill(dhat);
+  // The step less each body's mean motion, as the self-contact sets sweep it.
+  const relative = Float64Array.from(dx);
+  for (let group = 0; group < mesh.groups.length; group++) {
+    const mean = [0, 0, 0];
+    let count = 0;
+    for (let v = 0; v < mesh.nNodes; v++) {
+      if (mesh.groupOfNode[v] !== group) continue;
+      for (let a = 0; a < 3; a++) mean[a] += dx[3 * v + a];
+      count++;
+    }
+    for (let v = 0; v < mesh.nNodes; v++) {
+      if (mesh.groupOfNode[v] === group) for (let a = 0; a < 3; a++) relative[3 * v + a] -= mean[a] / Math.max(1, count);
+    }
+  }
+  methods.selfQuery = () => broadPhase.findProximityCandidates(x, dhat, 'same-group', margins);
+  methods.selfQueryAlong = () => broadPhase.findProximityCandidates(x, dhat, 'same-group', margins, relative, true);
 }
 console.log(`${sceneName}: ${barrier.activeContacts(x, null).count} active pairs; CPU ms per call (fastest of 15 rounds of ${calls})`);
 for (const [name, run] of Object.entries(methods)) {

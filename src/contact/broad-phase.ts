@@ -326,6 +326,10 @@ export class SpatialHashBroadPhase {
       this.pushEdgeEdge(a, b);
     };
     this.visitTrianglePair = (p, q) => {
+      // Triangles that share a node: their features were listed once (visitNeighbourFeatures).
+      const T = this.triangles;
+      const p0 = T[3 * p], p1 = T[3 * p + 1], p2 = T[3 * p + 2], q0 = T[3 * q], q1 = T[3 * q + 1], q2 = T[3 * q + 2];
+      if (p0 === q0 || p0 === q1 || p0 === q2 || p1 === q0 || p1 === q1 || p1 === q2 || p2 === q0 || p2 === q1 || p2 === q2) return;
       const { vertexStart, vertexOf, edgeStart, edgeOf } = this.owners!;
       const moving = this.queryMoving;
       const vb = this.vertexBoxes, tb = this.triangleBoxes, eb = this.edgeBoxes;
@@ -499,6 +503,8 @@ export class SpatialHashBroadPhase {
       this.vertexTriangleCount = 0;
       this.edgeEdgeCount = 0;
       triangle.pairs(triangle, this.groupFilter, this.visitTrianglePair);
+      // Triangles that share a node belong to one group: an across-groups query has no use for them.
+      if (this.pairMode !== 2) this.visitNeighbourFeatures(this.owners, moving);
       return;
     }
     if (vertex === null || edge === null) throw new Error('broad phase: vertex and edge trees missing');
@@ -509,6 +515,26 @@ export class SpatialHashBroadPhase {
     this.edgeEdgeCount = 0;
     vertex.pairs(triangle, this.groupFilter, this.visitVertexTriangle);
     edge.pairs(edge, this.groupFilter, this.visitEdgeEdge);
+  }
+
+  /**
+   * The owned-feature pairs of the triangles that share a node (FeatureOwners.neighbourVertexTriangle and
+   * neighbourEdgeEdge), which the trees' visitor leaves out: each pair whose boxes meet goes through the pair rule
+   * as from the visitor, so the query lists what it listed before. Its group tests (a 'same-group' query skips the
+   * groups without self-contact) stand in for the trees' group filter.
+   */
+  private visitNeighbourFeatures(owners: FeatureOwners, moving: boolean): void {
+    const vb = this.vertexBoxes, tb = this.triangleBoxes, eb = this.edgeBoxes;
+    const ve = this.vertexEnd, te = this.triangleEnd, ee = this.edgeEnd;
+    const vt = owners.neighbourVertexTriangle, edgePairs = owners.neighbourEdgeEdge;
+    for (let k = 0; k < vt.length; k += 2) {
+      const i = vt[k], t = vt[k + 1];
+      if (moving ? meet(vb, ve, 6 * i, tb, te, 6 * t) : boxesOverlap(vb, 6 * i, tb, 6 * t)) this.visitVertexTriangle(i, t);
+    }
+    for (let k = 0; k < edgePairs.length; k += 2) {
+      const a = edgePairs[k], b = edgePairs[k + 1];
+      if (moving ? meet(eb, ee, 6 * a, eb, ee, 6 * b) : boxesOverlap(eb, 6 * a, eb, 6 * b)) this.visitEdgeEdge(a, b);
+    }
   }
 
   /** Whether the running query skips pairs between groups ga and gb (see PairKind). */
@@ -638,6 +664,13 @@ interface FeatureOwners {
   vertexOf: Int32Array;
   edgeStart: Int32Array;
   edgeOf: Int32Array;
+  /**
+   * The owned-feature pairs of the triangle pairs that share a node (see neighbourFeaturePairs): vertex-triangle
+   * (vertex index, triangle index) and edge-edge (edge index, edge index) pairs, 2 ints each, those sharing a node
+   * left out.
+   */
+  neighbourVertexTriangle: Int32Array;
+  neighbourEdgeEdge: Int32Array;
 }
 
 /**
@@ -678,7 +711,60 @@ function ownFeatures(vertices: Int32Array, edges: Int32Array, triangles: Int32Ar
     return { start, of };
   };
   const v = lists(vertexOwner), e = lists(edgeOwner);
-  return { vertexStart: v.start, vertexOf: v.of, edgeStart: e.start, edgeOf: e.of };
+  const neighbours = neighbourFeaturePairs(vertices, edges, triangles, top, v, e);
+  return { vertexStart: v.start, vertexOf: v.of, edgeStart: e.start, edgeOf: e.of, ...neighbours };
+}
+
+/**
+ * The owned-feature pairs of every two triangles that share a node, fixed by the topology: for each such pair (p, q),
+ * each vertex owned by p that is not a node of q with q (and the other way round), and each edge owned by p with each
+ * edge owned by q when the two edges share no node. Such triangles' boxes always meet (the shared node is in both,
+ * at the start and at the end of any motion), so a self-contact query would visit all of them, and on a closed
+ * surface they are nearly nine in ten of the triangle pairs it visits (the bunny: 67,155 of 75,000), almost all of
+ * whose features share a node. Listing their features once leaves a box test per listed pair for each query.
+ */
+function neighbourFeaturePairs(
+  vertices: Int32Array, edges: Int32Array, triangles: Int32Array, top: number,
+  vertexOwned: { start: Int32Array; of: Int32Array }, edgeOwned: { start: Int32Array; of: Int32Array },
+): { neighbourVertexTriangle: Int32Array; neighbourEdgeEdge: Int32Array } {
+  const nt = triangles.length / 3;
+  // The triangles around each node (compressed rows).
+  const around = new Int32Array(top + 1);
+  for (const n of triangles) around[n + 1]++;
+  for (let n = 0; n < top; n++) around[n + 1] += around[n];
+  const aroundOf = new Int32Array(triangles.length);
+  const fill = around.slice(0, top);
+  for (let t = 0; t < nt; t++) for (let k = 0; k < 3; k++) aroundOf[fill[triangles[3 * t + k]]++] = t;
+  const hasNode = (t: number, n: number) => triangles[3 * t] === n || triangles[3 * t + 1] === n || triangles[3 * t + 2] === n;
+  const vt: number[] = [];
+  const ee: number[] = [];
+  const seen = new Int32Array(nt).fill(-1);
+  for (let p = 0; p < nt; p++) {
+    for (let k = 0; k < 3; k++) {
+      const node = triangles[3 * p + k];
+      for (let r = around[node]; r < around[node + 1]; r++) {
+        const q = aroundOf[r];
+        if (q <= p || seen[q] === p) continue;
+        seen[q] = p;
+        for (const [a, b] of [[p, q], [q, p]]) {
+          for (let o = vertexOwned.start[a]; o < vertexOwned.start[a + 1]; o++) {
+            const i = vertexOwned.of[o];
+            if (!hasNode(b, vertices[i])) vt.push(i, b);
+          }
+        }
+        for (let o = edgeOwned.start[p]; o < edgeOwned.start[p + 1]; o++) {
+          const a = edgeOwned.of[o];
+          const a0 = edges[2 * a], a1 = edges[2 * a + 1];
+          for (let l = edgeOwned.start[q]; l < edgeOwned.start[q + 1]; l++) {
+            const b = edgeOwned.of[l];
+            const b0 = edges[2 * b], b1 = edges[2 * b + 1];
+            if (a0 !== b0 && a0 !== b1 && a1 !== b0 && a1 !== b1) ee.push(a, b);
+          }
+        }
+      }
+    }
+  }
+  return { neighbourVertexTriangle: Int32Array.from(vt), neighbourEdgeEdge: Int32Array.from(ee) };
 }
 
 /**
