@@ -46,6 +46,11 @@ export class BoxTree {
   private moving = false;
   private nodes = 0;
   private stack = new Int32Array(256);
+  /**
+   * Three node ids per primitive in leaf order, when pairs of primitives that share a node are to be left out (a
+   * tree of triangles whose neighbours' features the caller lists from the topology); null: every pair is visited.
+   */
+  private leafNodes: Int32Array | null = null;
 
   /**
    * centers: 3 numbers per primitive (its position when the shape is chosen); group: the group of each primitive.
@@ -116,6 +121,16 @@ export class BoxTree {
     this.left[node] = this.build(lo, mid, centers, group);
     this.right[node] = this.build(mid, hi, centers, group);
     return node;
+  }
+
+  /**
+   * Leaves out of `pairs` every two primitives that share a node: `nodes` holds 3 node ids per primitive (triangles),
+   * in the primitives' order.
+   */
+  skipSharedNodes(nodes: Int32Array): void {
+    const leaf = new Int32Array(3 * this.order.length);
+    for (let i = 0; i < this.order.length; i++) leaf.set(nodes.subarray(3 * this.order[i], 3 * this.order[i] + 3), 3 * i);
+    this.leafNodes = leaf;
   }
 
   /**
@@ -218,12 +233,15 @@ export class BoxTree {
     const a0 = this.start[i], a1 = a0 + this.count[i];
     const b0 = other.start[j], b1 = b0 + other.count[j];
     const A = this.leafBoxes, B = other.leafBoxes;
+    const shared = other === this ? this.leafNodes : null;
     for (let s = a0; s < a1; s++) {
       const o = 6 * s;
       const x0 = A[o], y0 = A[o + 1], z0 = A[o + 2], x1 = A[o + 3], y1 = A[o + 4], z1 = A[o + 5];
       for (let t = same ? s + 1 : b0; t < b1; t++) {
         const p = 6 * t;
-        if (x0 <= B[p + 3] && B[p] <= x1 && y0 <= B[p + 4] && B[p + 1] <= y1 && z0 <= B[p + 5] && B[p + 2] <= z1) visit(this.order[s], other.order[t]);
+        if (x0 <= B[p + 3] && B[p] <= x1 && y0 <= B[p + 4] && B[p + 1] <= y1 && z0 <= B[p + 5] && B[p + 2] <= z1) {
+          if (shared === null || !shareNode(shared, s, t)) visit(this.order[s], other.order[t]);
+        }
       }
     }
   }
@@ -232,12 +250,20 @@ export class BoxTree {
     const a0 = this.start[i], a1 = a0 + this.count[i];
     const b0 = other.start[j], b1 = b0 + other.count[j];
     const A = this.leafBoxes, B = other.leafBoxes, EA = this.leafEnd, EB = other.leafEnd;
+    const shared = other === this ? this.leafNodes : null;
     for (let s = a0; s < a1; s++) {
       for (let t = same ? s + 1 : b0; t < b1; t++) {
-        if (meet(A, EA, 6 * s, B, EB, 6 * t)) visit(this.order[s], other.order[t]);
+        if (meet(A, EA, 6 * s, B, EB, 6 * t) && (shared === null || !shareNode(shared, s, t))) visit(this.order[s], other.order[t]);
       }
     }
   }
+}
+
+/** Whether primitives s and t (leaf order; 3 node ids each in `nodes`) share a node. */
+function shareNode(nodes: Int32Array, s: number, t: number): boolean {
+  const a = nodes[3 * s], b = nodes[3 * s + 1], c = nodes[3 * s + 2];
+  const d = nodes[3 * t], e = nodes[3 * t + 1], f = nodes[3 * t + 2];
+  return a === d || a === e || a === f || b === d || b === e || b === f || c === d || c === e || c === f;
 }
 
 /**

@@ -326,10 +326,6 @@ export class SpatialHashBroadPhase {
       this.pushEdgeEdge(a, b);
     };
     this.visitTrianglePair = (p, q) => {
-      // Triangles that share a node: their features were listed once (visitNeighbourFeatures).
-      const T = this.triangles;
-      const p0 = T[3 * p], p1 = T[3 * p + 1], p2 = T[3 * p + 2], q0 = T[3 * q], q1 = T[3 * q + 1], q2 = T[3 * q + 2];
-      if (p0 === q0 || p0 === q1 || p0 === q2 || p1 === q0 || p1 === q1 || p1 === q2 || p2 === q0 || p2 === q1 || p2 === q2) return;
       const { vertexStart, vertexOf, edgeStart, edgeOf } = this.owners!;
       const moving = this.queryMoving;
       const vb = this.vertexBoxes, tb = this.triangleBoxes, eb = this.edgeBoxes;
@@ -495,6 +491,8 @@ export class SpatialHashBroadPhase {
         edge: own ? null : new BoxTree(centers(this.edgeBoxes), this.edgeGroup),
         triangle: new BoxTree(centers(this.triangleBoxes), this.triangleGroup),
       };
+      // Triangles that share a node: their features are listed once, from the topology (visitNeighbourFeatures).
+      if (own) this.trees.triangle.skipSharedNodes(this.triangles);
     }
     const { vertex, edge, triangle } = this.trees;
     if (this.owners !== null) {
