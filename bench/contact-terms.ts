@@ -17,6 +17,7 @@ import { frictionVelocityFor } from '../src/contact/friction.js';
 import { FrictionPotential } from '../src/contact/friction-potential.js';
 import { buildModel } from '../src/scene/build.js';
 import { SpatialHashBroadPhase } from '../src/contact/broad-phase.js';
+import { groupMeans } from '../src/contact/group-motion.js';
 
 const [sceneName, file, callsText] = process.argv.slice(2);
 const calls = Number(callsText ?? 50);
@@ -82,20 +83,11 @@ if (mesh.groups.some((group) => group.selfContact && group.kind !== 'particles')
   const broadPhase = new SpatialHashBroadPhase(mesh, { fixedNodes: mesh.fixedNodes, groupOfNode: mesh.groupOfNode, selfContact, method: 'bvh' });
   const dhat = barrier.dhat;
   const margins = new Float64Array(mesh.groups.length).fill(dhat);
-  // The step less each body's mean motion, as the self-contact sets sweep it.
+  // The step less each body's mean motion over its surface vertices, as the self-contact sets sweep it.
+  const mean = new Float64Array(3 * mesh.groups.length);
+  groupMeans(mesh, mesh.vertices, dx, null, mean, new Float64Array(mesh.groups.length));
   const relative = Float64Array.from(dx);
-  for (let group = 0; group < mesh.groups.length; group++) {
-    const mean = [0, 0, 0];
-    let count = 0;
-    for (let v = 0; v < mesh.nNodes; v++) {
-      if (mesh.groupOfNode[v] !== group) continue;
-      for (let a = 0; a < 3; a++) mean[a] += dx[3 * v + a];
-      count++;
-    }
-    for (let v = 0; v < mesh.nNodes; v++) {
-      if (mesh.groupOfNode[v] === group) for (let a = 0; a < 3; a++) relative[3 * v + a] -= mean[a] / Math.max(1, count);
-    }
-  }
+  for (const v of mesh.vertices) for (let a = 0; a < 3; a++) relative[3 * v + a] -= mean[3 * mesh.groupOfNode[v] + a];
   methods.selfQuery = () => broadPhase.findProximityCandidates(x, dhat, 'same-group', margins);
   methods.selfQueryAlong = () => broadPhase.findProximityCandidates(x, dhat, 'same-group', margins, relative, true);
 }
