@@ -517,9 +517,9 @@ export class SpatialHashBroadPhase {
 
   /**
    * The owned-feature pairs of the triangles that share a node (FeatureOwners.neighbourVertexTriangle and
-   * neighbourEdgeEdge), which the triangle tree leaves out (skipSharedNodes): each pair whose boxes meet goes through the pair rule
-   * as from the visitor, so the query lists what it listed before. Its group tests (a 'same-group' query skips the
-   * groups without self-contact) stand in for the trees' group filter.
+   * neighbourEdgeEdge), which the triangle tree leaves out (skipSharedNodes): each pair whose boxes meet goes through
+   * the pair rule as from the visitor, so the query lists what it listed before. Its group tests (a 'same-group'
+   * query skips the groups without self-contact) stand in for the trees' group filter.
    */
   private visitNeighbourFeatures(owners: FeatureOwners, moving: boolean): void {
     const vb = this.vertexBoxes, tb = this.triangleBoxes, eb = this.edgeBoxes;
