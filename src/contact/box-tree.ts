@@ -271,11 +271,13 @@ function shareNode(nodes: Int32Array, s: number, t: number): boolean {
  * false when on some axis one lies beyond the other both at the start and at the end (see the module comment).
  */
 export function meet(a: Float64Array, ea: Float64Array, o: number, b: Float64Array, eb: Float64Array, p: number): boolean {
-  for (let d = 0; d < 3; d++) {
-    if (b[p + d] > a[o + 3 + d] && eb[p + d] > ea[o + 3 + d]) return false;
-    if (a[o + d] > b[p + 3 + d] && ea[o + d] > eb[p + 3 + d]) return false;
-  }
-  return true;
+  // Written out, not looped over the axes: self-contact queries make this test a few hundred thousand times, and
+  // the loop made the bunny's take an eighth longer.
+  return (
+    !(b[p] > a[o + 3] && eb[p] > ea[o + 3]) && !(a[o] > b[p + 3] && ea[o] > eb[p + 3]) &&
+    !(b[p + 1] > a[o + 4] && eb[p + 1] > ea[o + 4]) && !(a[o + 1] > b[p + 4] && ea[o + 1] > eb[p + 4]) &&
+    !(b[p + 2] > a[o + 5] && eb[p + 2] > ea[o + 5]) && !(a[o + 2] > b[p + 5] && ea[o + 2] > eb[p + 5])
+  );
 }
 
 function overlap(a: Float64Array, o: number, b: Float64Array, p: number): boolean {

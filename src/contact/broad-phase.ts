@@ -801,6 +801,13 @@ export function boxesOverlap(a: ArrayLike<number>, o: number, b: ArrayLike<numbe
 export function fillBoxes(
   nodes: ArrayLike<number>, arity: number, x: ArrayLike<number>, inflate: number, out: Float64Array, sweep: ArrayLike<number> | null = null,
 ): void {
+  // One loop per arity without the sweep (every query fills boxes at least once, most without it): the general loop
+  // below, with its inner loops over the arity and the sweep test per coordinate, took a sixth of a self-contact query.
+  if (sweep === null && x instanceof Float64Array && nodes instanceof Int32Array) {
+    if (arity === 1) return fillPointBoxes(nodes, x, inflate, out);
+    if (arity === 2) return fillEdgeBoxes(nodes, x, inflate, out);
+    if (arity === 3) return fillTriangleBoxes(nodes, x, inflate, out);
+  }
   const count = nodes.length / arity;
   for (let p = 0; p < count; p++) {
     const o = 6 * p;
@@ -815,6 +822,45 @@ export function fillBoxes(
         if (b < mn) mn = b;
         if (b > mx) mx = b;
       }
+      out[o + d] = mn - inflate;
+      out[o + 3 + d] = mx + inflate;
+    }
+  }
+}
+
+function fillPointBoxes(nodes: Int32Array, x: Float64Array, inflate: number, out: Float64Array): void {
+  for (let p = 0, o = 0; p < nodes.length; p++, o += 6) {
+    const i = 3 * nodes[p];
+    const a = x[i], b = x[i + 1], c = x[i + 2];
+    out[o] = a - inflate;
+    out[o + 1] = b - inflate;
+    out[o + 2] = c - inflate;
+    out[o + 3] = a + inflate;
+    out[o + 4] = b + inflate;
+    out[o + 5] = c + inflate;
+  }
+}
+
+function fillEdgeBoxes(nodes: Int32Array, x: Float64Array, inflate: number, out: Float64Array): void {
+  for (let p = 0, o = 0; p < nodes.length; p += 2, o += 6) {
+    const i = 3 * nodes[p], j = 3 * nodes[p + 1];
+    for (let d = 0; d < 3; d++) {
+      const a = x[i + d], b = x[j + d];
+      out[o + d] = (a < b ? a : b) - inflate;
+      out[o + 3 + d] = (a > b ? a : b) + inflate;
+    }
+  }
+}
+
+function fillTriangleBoxes(nodes: Int32Array, x: Float64Array, inflate: number, out: Float64Array): void {
+  for (let p = 0, o = 0; p < nodes.length; p += 3, o += 6) {
+    const i = 3 * nodes[p], j = 3 * nodes[p + 1], k = 3 * nodes[p + 2];
+    for (let d = 0; d < 3; d++) {
+      const a = x[i + d], b = x[j + d], c = x[k + d];
+      let mn = a < b ? a : b;
+      let mx = a > b ? a : b;
+      if (c < mn) mn = c;
+      if (c > mx) mx = c;
       out[o + d] = mn - inflate;
       out[o + 3 + d] = mx + inflate;
     }
