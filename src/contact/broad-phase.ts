@@ -802,7 +802,8 @@ export function fillBoxes(
   nodes: ArrayLike<number>, arity: number, x: ArrayLike<number>, inflate: number, out: Float64Array, sweep: ArrayLike<number> | null = null,
 ): void {
   // One loop per arity without the sweep (every query fills boxes at least once, most without it): the general loop
-  // below, with its inner loops over the arity and the sweep test per coordinate, took a sixth of a self-contact query.
+  // below, with its inner loops over the arity and the sweep test per coordinate, took about a sixth of a self-contact
+  // query of the bunny in a profile.
   if (sweep === null && x instanceof Float64Array && nodes instanceof Int32Array) {
     if (arity === 1) return fillPointBoxes(nodes, x, inflate, out);
     if (arity === 2) return fillEdgeBoxes(nodes, x, inflate, out);
