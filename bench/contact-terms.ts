@@ -10,7 +10,7 @@
  * Scenes with self-contact also time the broad phase's self-contact query as the candidate sets run it (box trees,
  * margin dhat): at the state, and along that step less each body's mean motion.
  */
-import { readFileSync } from 'node:fs';
+import { readSavedState } from './saved-state.js';
 import { loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
 import { frictionVelocityFor } from '../src/contact/friction.js';
@@ -33,15 +33,10 @@ if (!barrier) {
   process.exit(2);
 }
 const n = model.x0.length;
-const bytes = readFileSync(file);
-if (bytes.byteLength !== 16 * n) {
-  console.error(`${file}: ${bytes.byteLength} bytes, but scene '${sceneName}' needs ${16 * n} (positions and velocities of ${n / 3} nodes)`);
-  process.exit(2);
-}
-const state = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-const x = Float64Array.from(state.subarray(0, n));
+const state = readSavedState(file, sceneName, n);
+const x = state.x;
 const h = toRunOptions(scene).h;
-const dx = Float64Array.from(state.subarray(n), (v) => 2 * h * v);
+const dx = Float64Array.from(state.v, (v) => 2 * h * v);
 
 barrier.patternStale(x);
 const builder = new PatternBuilder(model.nNodes);

@@ -21,7 +21,8 @@
  * targets and schedules differ from the full run's; the Newton work of the steps is what this is for.
  * The file holds the positions then the velocities as little-endian float64.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { readSavedState } from './saved-state.js';
 import { applyOverrides, loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { buildModel } from '../src/scene/build.js';
 import { contactPositions } from '../src/model/model.js';
@@ -51,14 +52,9 @@ const n = model.x0.length;
 
 const input = mode === 'run' ? file : from;
 if (input) {
-  const bytes = readFileSync(input);
-  if (bytes.byteLength !== 16 * n) {
-    console.error(`${input}: ${bytes.byteLength} bytes, but scene '${sceneName}' needs ${16 * n} (positions and velocities of ${n / 3} nodes)`);
-    process.exit(2);
-  }
-  const state = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-  model.x0.set(state.subarray(0, n));
-  model.v0.set(state.subarray(n));
+  const state = readSavedState(input, sceneName, n);
+  model.x0.set(state.x);
+  model.v0.set(state.v);
 }
 
 const cpuNow = () => {
