@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import '../src/sim/node-threads.js';
 import { ElasticTets, THREADED_MIN_TETS } from '../src/energies/elastic-tets.js';
 import { createMaterial, type MaterialModel } from '../src/energies/materials.js';
 import { boxGrid } from '../src/mesh/generators.js';
-import { threadPoolFor } from '../src/solver/threads.js';
+import { threadPoolFor, usableThreads } from '../src/solver/threads.js';
 import { assembleHessianPattern, rng } from './numeric-helpers.js';
 
 /** A 10 x 10 x 5-cell box (3000 tets), twisted and jittered so that rotations and indefinite elements occur. */
@@ -97,4 +99,16 @@ test("a worker's error reaches the calling thread, which goes on working", () =>
   assert.equal(term.threadCount, 2);
   assert.ok(Object.is(term.energy(x), serial));
   term.useThreads(null);
+});
+
+test('a run uses no more threads than the CPUs the process may run on', (t) => {
+  assert.equal(usableThreads(1), 1);
+  assert.equal(usableThreads(64), Math.min(64, availableParallelism()));
+  // Pinned to one CPU (taskset, util-linux), a child process asking for 2 threads gets 1.
+  const script =
+    "import('./src/sim/node-threads.ts').then(() => import('./src/solver/threads.ts')).then((m) => console.log(m.usableThreads(2)))";
+  const child = spawnSync('taskset', ['-c', '0', process.execPath, '--import', 'tsx', '-e', script], { encoding: 'utf8', cwd: new URL('..', import.meta.url).pathname });
+  if (child.error) return t.skip(`taskset is not available: ${child.error.message}`);
+  assert.equal(child.status, 0, child.stderr);
+  assert.equal(child.stdout.trim(), '1');
 });

@@ -397,7 +397,7 @@ export const sceneSchema = z.strictObject({
         .min(1)
         .max(MAX_THREADS)
         .default(defaultSolverOptions.threads!)
-        .describe('threads of the element loops (energy, gradient, Hessian of each body of at least 1000 tets per thread); results are the same to the bit for any count'),
+        .describe('threads of the element loops (energy, gradient, Hessian of each body of at least 1000 tets per thread); at most the CPUs the process may run on (its affinity, e.g. under taskset); results are the same to the bit for any count'),
     })
     .prefault({}),
   contact: contactSchema.optional().describe('IPC contact; on when given or when there are obstacles'),

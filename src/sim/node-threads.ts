@@ -3,6 +3,7 @@
  * (the library's and the command line's entry points do). One pool per thread count; its workers start when a term
  * first asks for them (a run of small bodies starts none) and stay for the process (without keeping it alive).
  */
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { setThreadPoolProvider, type ThreadMessage, type ThreadPool } from '../solver/threads.js';
 
@@ -125,4 +126,4 @@ setThreadPoolProvider((workers) => {
     pools.set(workers, pool);
   }
   return pool;
-});
+}, availableParallelism);

@@ -7,7 +7,7 @@ import { newCounters, type IntegratorParams, type IntegratorState } from '../int
 import { checkParams, findIntegrator } from '../integrators/registry.js';
 import { createLinearSolver, type LinearSolverName } from '../math/linear-solver.js';
 import { countInvertedTets } from '../mesh/tet-mesh.js';
-import { DEFAULT_THREADS, threadPoolFor } from '../solver/threads.js';
+import { DEFAULT_THREADS, threadPoolFor, usableThreads } from '../solver/threads.js';
 import type { NewtonIteration } from '../solver/newton.js';
 import { contactPositions, type Model } from '../model/model.js';
 import { bodyRecords, nodeMomenta } from './body-records.js';
@@ -160,7 +160,7 @@ export function simulate(model: Model, opts: RunOptions, observer: RunObserver =
  */
 export function* simulateSteps(model: Model, opts: RunOptions, observer: RunObserver = {}): Generator<number, RunResult, boolean | undefined> {
   // The element loops run on the host's worker threads (none in a browser); the terms let go of them at the end.
-  const pool = threadPoolFor(opts.solver.threads ?? DEFAULT_THREADS);
+  const pool = threadPoolFor(usableThreads(opts.solver.threads ?? DEFAULT_THREADS));
   for (const term of model.terms) term.useThreads?.(pool);
   try {
     return yield* runSteps(model, opts, observer);
