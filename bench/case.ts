@@ -13,6 +13,7 @@ import { LINEAR_SOLVER_NAMES, type LinearSolverName } from '../src/math/linear-s
 import { buildModel } from '../src/scene/build.js';
 import { applyOverrides, loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { simulate } from '../src/sim/simulate.js';
+import '../src/sim/node-wasm-features.js';
 import '../src/sim/node-threads.js';
 import { createProgress } from '../src/cli/progress.js';
 import { readCheckpoint, writeCheckpoint } from '../src/io/checkpoint.js';

@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { ElasticTets } from '../src/energies/elastic-tets.js';
 import { MATERIAL_MODELS, createMaterial, type MaterialModel } from '../src/energies/materials.js';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import '../src/sim/node-wasm-features.js';
 import '../src/sim/node-threads.js';
 import { threadPoolFor } from '../src/solver/threads.js';
 

@@ -27,6 +27,7 @@ import { applyOverrides, loadScene, meshResolver, toRunOptions } from '../src/io
 import { buildModel } from '../src/scene/build.js';
 import { contactPositions } from '../src/model/model.js';
 import { simulate } from '../src/sim/simulate.js';
+import '../src/sim/node-wasm-features.js';
 import '../src/sim/node-threads.js';
 import type { NewtonIteration } from '../src/solver/newton.js';
 

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { buildModel } from '../src/scene/build.js';
 import { applyOverrides, loadScene, meshResolver, toRunOptions } from '../src/io/scene-files.js';
 import { simulate } from '../src/sim/simulate.js';
+import '../src/sim/node-wasm-features.js';
 import '../src/sim/node-threads.js';
 
 const args = process.argv.slice(2);

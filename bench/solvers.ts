@@ -10,6 +10,7 @@
  *   npx tsx bench/solvers.ts --mtx DIR       # also writes each matrix as Matrix Market (lower triangle)
  *   npx tsx bench/solvers.ts --mtx DIR --anchor /tmp/cholmod-bench   # and times CHOLMOD on it in the same run
  *   npx tsx bench/solvers.ts --reps 5 --js-kernel --ordering amd|nd|auto --cases cube,bar --no-pcg
+ *   npx tsx bench/solvers.ts --cases bunny --no-pcg --kernel-calls   # also: the dense kernel's time by inner length
  *
  * The .mtx files keep the structural pattern (explicit zeros) and the identity rows of the fixed DOFs, so the
  * native anchor (a small C program timing CHOLMOD on a Matrix Market file, given with --anchor) factors exactly the same
@@ -21,7 +22,9 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadScene, meshResolver } from '../src/io/scene-files.js';
+import '../src/sim/node-wasm-features.js';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
+import { createDenseKernel, type DenseKernel } from '../src/math/dense-kernel.js';
 import { analyzeLdlt, factorBytes, LdltSolver } from '../src/math/ldlt.js';
 import { withinLimits } from '../src/math/linear-solver.js';
 import { PcgSolver } from '../src/math/pcg.js';
@@ -188,10 +191,53 @@ interface Args {
   ordering: 'auto' | 'amd' | 'nd';
   cases: string[] | null;
   pcg: boolean;
+  /** Time the dense kernel's update calls by inner-product length (--kernel-calls). */
+  kernelCalls: boolean;
+}
+
+/**
+ * Wraps the dense kernel's `update` (C -= A B^T, the factorization's flops) to time its calls, grouped by the inner
+ * length p (the panel columns the update sums over), and prints the groups when the process ends: which calls the
+ * factorization's time goes to, and at what speed. The clock around each call adds about a tenth of a microsecond.
+ */
+function countKernelCalls(jsKernel: boolean): void {
+  const groups = new Map<string, { calls: number; flops: number; ms: number }>();
+  const bounds = [8, 16, 32, 64, 128];
+  const proto = Object.getPrototypeOf(jsKernel ? createDenseKernel('js') : createDenseKernel()) as DenseKernel;
+  const update = proto.update;
+  proto.update = function (this: DenseKernel, a, b, c, sab, sc, p, nr, nc) {
+    const t0 = performance.now();
+    update.call(this, a, b, c, sab, sc, p, nr, nc);
+    const ms = performance.now() - t0;
+    const upper = bounds.find((bound) => p <= bound);
+    const key = upper === undefined ? `p > ${bounds[bounds.length - 1]}` : `p <= ${upper}`;
+    const group = groups.get(key) ?? { calls: 0, flops: 0, ms: 0 };
+    group.calls++;
+    group.flops += 2 * p * nr * nc;
+    group.ms += ms;
+    groups.set(key, group);
+  };
+  process.on('exit', () => {
+    let flops = 0;
+    let ms = 0;
+    for (const group of groups.values()) {
+      flops += group.flops;
+      ms += group.ms;
+    }
+    console.log('\ndense kernel update calls over the whole run, by inner length p (flops counted as 2 p nr nc, zeros included):');
+    console.log('| inner length | calls | GFlop | ms | share of kernel time | GFlop/s |\n|---|---:|---:|---:|---:|---:|');
+    const order = [...bounds.map((bound) => `p <= ${bound}`), `p > ${bounds[bounds.length - 1]}`];
+    for (const key of order) {
+      const group = groups.get(key);
+      if (!group) continue;
+      console.log(`| ${key} | ${group.calls} | ${(group.flops / 1e9).toFixed(3)} | ${group.ms.toFixed(0)} | ${((100 * group.ms) / ms).toFixed(0)} % | ${(group.flops / group.ms / 1e6).toFixed(2)} |`);
+    }
+    console.log(`| all | | ${(flops / 1e9).toFixed(3)} | ${ms.toFixed(0)} | | ${(flops / ms / 1e6).toFixed(2)} |`);
+  });
 }
 
 function parseArgs(argv: string[]): Args {
-  const out: Args = { big: false, mtx: null, anchor: null, reps: 5, jsKernel: false, ordering: 'auto', cases: null, pcg: true };
+  const out: Args = { big: false, mtx: null, anchor: null, reps: 5, jsKernel: false, ordering: 'auto', cases: null, pcg: true, kernelCalls: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--big') out.big = true;
@@ -202,6 +248,7 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--ordering') out.ordering = argv[++i] as Args['ordering'];
     else if (a === '--cases') out.cases = argv[++i].split(',');
     else if (a === '--no-pcg') out.pcg = false;
+    else if (a === '--kernel-calls') out.kernelCalls = true;
     else throw new Error(`unknown argument ${a}`);
   }
   if (out.anchor && !out.mtx) throw new Error('--anchor needs --mtx DIR');
@@ -255,6 +302,7 @@ function cpuTimed(f: () => void): number {
 
 function main(): void {
   const args = parseArgs(process.argv.slice(2));
+  if (args.kernelCalls) countKernelCalls(args.jsKernel);
   const names = args.cases ?? BOX_CASES.map((c) => c.name).filter((name) => name !== 'big' || args.big);
   const rows: string[][] = [];
   const anchorRows: string[][] = [];

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import '../src/sim/node-wasm-features.js';
 import { BsrMatrix, PatternBuilder, type BsrPattern } from '../src/math/bsr.js';
-import { createDenseKernel } from '../src/math/dense-kernel.js';
+import { createDenseKernel, DENSE_KERNEL_KINDS } from '../src/math/dense-kernel.js';
 import { analyzeLdlt, factorBytes, LdltSolver } from '../src/math/ldlt.js';
 import { AutoLinearSolver, createLinearSolver, type LinearSolver } from '../src/math/linear-solver.js';
 import {
@@ -180,10 +181,11 @@ function containsPattern(outer: BsrPattern, inner: BsrPattern): boolean {
   return true;
 }
 
-test('dense kernels (WebAssembly SIMD and JS fallback) match naive loops', () => {
+test('dense kernels (WebAssembly SIMD with and without fused multiply-adds, JS fallback) match naive loops', () => {
   const rand = rng(3);
-  for (const forceJs of [false, true]) {
-    const k = createDenseKernel(forceJs);
+  for (const kind of DENSE_KERNEL_KINDS) {
+    const k = createDenseKernel(kind);
+    assert.ok(k, `this engine runs the ${kind} kernel (Node's host sets the flag relaxed SIMD needs on Node 20)`);
     const check = (what: string, total: number, run: () => void, reference: (ref: Float64Array) => void): void => {
       const D = k.data;
       for (let i = 0; i < total; i++) D[i] = 2 * rand() - 1;

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { MeshFileError } from '../io/mesh-files.js';
+import '../sim/node-wasm-features.js';
 import '../sim/node-threads.js';
 import { listScenes, PACKAGE_ROOT } from '../io/scene-files.js';
 import { describeRange } from '../scene/parametric.js';

@@ -14,7 +14,7 @@
  * A pivot <= 0 means A is not SPD: the factorization throws and names the column.
  */
 import type { BsrMatrix, BsrPattern } from './bsr.js';
-import { createDenseKernel, type DenseKernel } from './dense-kernel.js';
+import { createDenseKernel, type DenseKernel, type DenseKernelKind } from './dense-kernel.js';
 import type { LinearSolveStats, LinearSolver, LinearSolverTiming } from './linear-solver.js';
 import { NotPositiveDefiniteError } from './not-positive-definite.js';
 import {
@@ -371,11 +371,11 @@ export class LdltSolver implements LinearSolver {
   private reorderNext = false;
 
   constructor(private readonly options: LdltOptions = {}) {
-    this.kernel = createDenseKernel(options.forceJsKernel ?? false);
+    this.kernel = options.forceJsKernel ? createDenseKernel('js')! : createDenseKernel();
   }
 
-  /** Kind of dense kernel in use ('wasm-simd' or 'js'). */
-  get kernelKind(): string {
+  /** Kind of dense kernel in use (DENSE_KERNEL_KINDS). */
+  get kernelKind(): DenseKernelKind {
     return this.kernel.kind;
   }
 
