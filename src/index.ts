@@ -4,8 +4,9 @@
  */
 
 export * from './core.js';
-// Worker threads for the element loops (solver.threads): Node's worker_threads.
+// Relaxed SIMD for the dense kernel where Node 20 keeps it behind a flag.
 import './sim/node-wasm-features.js';
+// Worker threads for the element loops (solver.threads): Node's worker_threads.
 import './sim/node-threads.js';
 export { loadScene, runScene, type LoadSceneOptions, type RunSceneOptions, type SceneRunWithOutputs } from './api/run-scene.js';
 export { listScenes, meshResolver, OverrideError, type LoadedScene, type SceneListing } from './io/scene-files.js';
