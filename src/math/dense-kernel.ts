@@ -381,6 +381,26 @@ class WasmKernel implements DenseKernel {
   }
 }
 
+/**
+ * Whether this engine validates the kernel module with fused multiply-adds (relaxed SIMD), checked without
+ * compiling or caching anything: a host may turn the feature on first (sim/node-wasm-features.ts).
+ */
+export function fusedKernelValidates(): boolean {
+  return typeof WebAssembly !== 'undefined' && WebAssembly.validate(moduleBytes(true));
+}
+
+/** The two modules' bytes, assembled once (a first assembly takes about 20 ms). */
+const assembledModules = new Map<boolean, Uint8Array<ArrayBuffer>>();
+
+function moduleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
+  let bytes = assembledModules.get(fused);
+  if (!bytes) {
+    bytes = assembleModule(fused);
+    assembledModules.set(fused, bytes);
+  }
+  return bytes;
+}
+
 // compiled once per process; the optimizing tier's code is shared by every instance
 /** The compiled modules, with and without fused multiply-adds (null: the engine refuses it); compiled once. */
 const wasmModules = new Map<boolean, WebAssembly.Module | null>();
@@ -391,7 +411,7 @@ function tryCreateWasmKernel(fused: boolean): DenseKernel | null {
     if (!wasmModules.has(fused)) {
       wasmModules.set(fused, null);
       if (typeof WebAssembly === 'undefined') return null;
-      const bytes = assembleModule(fused);
+      const bytes = moduleBytes(fused);
       if (!WebAssembly.validate(bytes)) return null;
       wasmModules.set(fused, new WebAssembly.Module(bytes));
     }

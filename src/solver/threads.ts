@@ -48,7 +48,7 @@ export interface ThreadPool {
 export type ThreadPoolProvider = (workers: number) => ThreadPool | null;
 
 let provider: ThreadPoolProvider | null = null;
-let hostCpus: () => number = () => 1;
+let hostCpus: () => number = () => Infinity;
 
 /**
  * Called once by the host (Node's entry points) to make threads available; `cpus` tells how many CPUs the process
@@ -56,7 +56,7 @@ let hostCpus: () => number = () => 1;
  */
 export function setThreadPoolProvider(next: ThreadPoolProvider | null, cpus: () => number = () => Infinity): void {
   provider = next;
-  hostCpus = next ? cpus : () => 1;
+  hostCpus = cpus;
 }
 
 /**
