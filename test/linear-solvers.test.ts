@@ -231,7 +231,7 @@ test('dense kernels (WebAssembly SIMD with and without fused multiply-adds, JS f
         return F;
       };
       // mat-vecs: y[idx[i]] -= A_i . x (scatter) and out -= A^T y[idx] (gather), odd sizes and tails
-      for (const [nr, nc] of [[1, 1], [2, 5], [7, 6], [9, 13], [4, 1]]) {
+      for (const [nr, nc] of [[1, 1], [2, 5], [7, 6], [9, 13], [4, 1], [8, 3], [13, 2]]) {
         const sa = nc + 2;
         const a = 3;
         const x = a + nr * sa + 1;
@@ -249,7 +249,7 @@ test('dense kernels (WebAssembly SIMD with and without fused multiply-adds, JS f
         });
       }
       // triangular solves with a row-major lower triangle (the upper side holds junk that must not be read)
-      for (const n of [1, 2, 3, 5, 8, 13]) {
+      for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 13, 16]) {
         const l = 2;
         const y = l + n * n + 1;
         const total = y + n + 2;
@@ -288,11 +288,12 @@ test('dense kernels (WebAssembly SIMD with and without fused multiply-adds, JS f
         ref[o + 1] = (ref[o + 1] - ref[o] * -0.3) * 1.7;
       }
     });
-    // extend-add: rows of a child update land in the parent's panel (columns < kp) or its update matrix
+    // extend-add: rows of a child update land in the parent's panel (columns < kp) or its update matrix, by node
+    // triples (three consecutive DOFs)
     const kp = 6;
-    const m = 15;
+    const m = 21;
     const rp = m - kp;
-    const rel = [1, 2, 5, 6, 7, 10, 11, 14]; // increasing local rows of the parent front
+    const rel = [3, 4, 5, 9, 10, 11, 12, 13, 14, 18, 19, 20]; // increasing local rows of the parent front
     const rc = rel.length;
     k.allocate(rel.length + 2, 0);
     k.ints.set(rel, 2);
@@ -637,6 +638,12 @@ test('ldlt compactCopy: the float32 copy solves to float32 accuracy (a precondit
   solver.solveFactored(b, x, true);
   for (let i = 0; i < ref.length; i++) ref[i] *= 0.5;
   assert.ok(relativeError(x, ref) < 1e-5);
+  // the copy is made by the first solve that reads it: a factor only used exactly (or not at all) leaves none behind
+  solver.factor(A);
+  solver.solveFactored(b, x);
+  solver.solveFactored(b, x, true);
+  for (let i = 0; i < ref.length; i++) ref[i] *= 2;
+  assert.ok(relativeError(x, ref) < 1e-5, `the copy of the latest factor: ${relativeError(x, ref)}`);
   assert.throws(() => new LdltSolver().solveFactored(b, x, true), /before factor|compactCopy/);
 });
 

@@ -38,7 +38,8 @@ export interface DenseKernel {
    * Multifrontal extend-add of a child's update matrix (rc x rc at `src`, lower triangle read) into its parent's
    * front: entry (a, b), b <= a, lands on local row ra = ints[rel + a] and column cb = ints[rel + b], that is on
    * data[panel + ra*k + cb] when cb < k (the panel, stride k) or else on data[upd + (ra-k)*r + cb-k] (the
-   * parent's own r x r update matrix).
+   * parent's own r x r update matrix). Indices come in node triples: rc and k are multiples of 3, and
+   * ints[rel + 3t + 1] and ints[rel + 3t + 2] follow ints[rel + 3t].
    */
   extendAdd(src: number, rc: number, rel: number, panel: number, upd: number, k: number, r: number): void;
   /** The same memory as `data` seen as float32 (valid until the next `allocate`): a compact copy of a factor. */
@@ -506,6 +507,7 @@ const op = {
   and: [0x71],
   shl: [0x74],
   shrU: [0x76],
+  remU: [0x70],
   geS: [0x4e],
   gtS: [0x4a],
   ltS: [0x48],
@@ -516,6 +518,7 @@ const op = {
   brIf: (depth: number) => [0x0d, depth],
   br: (depth: number) => [0x0c, depth],
   ifVoid: [0x04, 0x40],
+  else: [0x05],
   end: [0x0b],
   f64load: (offset: number) => [0x2b, 3, ...uleb(offset)],
   f64store: (offset: number) => [0x39, 3, ...uleb(offset)],
@@ -537,6 +540,8 @@ const f64x2sub = op.simd(0xf1);
 const f64x2mul = op.simd(0xf2);
 /** Relaxed SIMD's a * b + c: one fused multiply-add where the hardware has it (x86 FMA3, ARM), else a mul and an add. */
 const f64x2relaxedMadd = op.simd(0x107);
+/** c - a * b, fused likewise. */
+const f64x2relaxedNmadd = op.simd(0x108);
 const f64x2promote = op.simd(0x5f); // f64x2.promote_low_f32x4
 const extractLane = (lane: number) => [...op.simd(0x21), lane];
 
@@ -621,14 +626,24 @@ function functionBody(locals: Array<[number, number]>, code: number[]): number[]
   return [...uleb(body.length), ...body];
 }
 
-/** extendAdd(src, rc, rel, panel, upd, k, r): see DenseKernel.extendAdd (addresses in bytes). */
+/**
+ * extendAdd(src, rc, rel, panel, upd, k, r): see DenseKernel.extendAdd (addresses in bytes). Rows and columns come
+ * in node triples (three consecutive relative indices, all in the panel or all in the update matrix), so a row's
+ * columns before its own triple go by triples: one index and one target choice, an f64x2 and an f64 add each.
+ */
 function extendAddFunction(): number[] {
   const [SRC, RC, REL, PANEL, UPD, K, R] = [0, 1, 2, 3, 4, 5, 6];
-  const [A, B, RA, ROWP, ROWU, FROM, CB, DST] = [7, 8, 9, 10, 11, 12, 13, 14];
+  const [A, B, RA, ROWP, ROWU, FROM, CB, DST, BEND] = [7, 8, 9, 10, 11, 12, 13, 14, 15];
   const c: number[] = [];
   const emit = (...parts: number[][]): void => {
     for (const part of parts) for (const x of part) c.push(x);
   };
+  // DST = (cb < k ? rowP : rowU) + 8 cb, cb = rel[b]
+  const target = [
+    ...op.get(REL), ...op.get(B), ...op.i32(2), ...op.shl, ...op.add, ...op.i32load, ...op.set(CB),
+    ...op.get(ROWP), ...op.get(ROWU), ...op.get(CB), ...op.get(K), ...op.ltS, ...op.select, ...op.get(CB), ...op.i32(3), ...op.shl, ...op.add,
+  ];
+  const source = (offset: number): number[] => [...op.get(FROM), ...op.get(B), ...op.i32(3), ...op.shl, ...op.add, ...op.f64load(offset)];
   emit(op.i32(0), op.set(A));
   emit(op.blockLoop);
   emit(op.get(A), op.get(RC), op.geS, op.brIf(1));
@@ -636,19 +651,24 @@ function extendAddFunction(): number[] {
   emit(op.get(PANEL), op.get(RA), op.get(K), op.mul, op.i32(3), op.shl, op.add, op.set(ROWP));
   emit(op.get(UPD), op.get(RA), op.get(K), op.sub, op.get(R), op.mul, op.get(K), op.sub, op.i32(3), op.shl, op.add, op.set(ROWU));
   emit(op.get(SRC), op.get(A), op.get(RC), op.mul, op.i32(3), op.shl, op.add, op.set(FROM));
+  emit(op.get(A), op.get(A), op.i32(3), op.remU, op.sub, op.set(BEND));
   emit(op.i32(0), op.set(B));
-  emit(op.blockLoop);
+  emit(op.blockLoop); // whole triples before the row's own
+  emit(op.get(B), op.get(BEND), op.geS, op.brIf(1));
+  emit(target, op.tee(DST), op.get(DST), v128load);
+  emit(op.get(FROM), op.get(B), op.i32(3), op.shl, op.add, v128load, f64x2add, v128store);
+  emit(op.get(DST), op.get(DST), op.f64load(16), source(16), op.f64add, op.f64store(16));
+  emit(op.get(B), op.i32(3), op.add, op.set(B), op.br(0));
+  emit(op.endLoop);
+  emit(op.blockLoop); // the row's own triple, up to the diagonal
   emit(op.get(B), op.get(A), op.gtS, op.brIf(1));
-  emit(op.get(REL), op.get(B), op.i32(2), op.shl, op.add, op.i32load, op.set(CB));
-  // dst = (cb < k ? rowP : rowU) + 8 cb
-  emit(op.get(ROWP), op.get(ROWU), op.get(CB), op.get(K), op.ltS, op.select, op.get(CB), op.i32(3), op.shl, op.add, op.tee(DST));
-  emit(op.get(DST), op.f64load(0), op.get(FROM), op.get(B), op.i32(3), op.shl, op.add, op.f64load(0), op.f64add, op.f64store(0));
+  emit(target, op.tee(DST), op.get(DST), op.f64load(0), source(0), op.f64add, op.f64store(0));
   emit(op.get(B), op.i32(1), op.add, op.set(B), op.br(0));
   emit(op.endLoop);
   emit(op.get(A), op.i32(1), op.add, op.set(A), op.br(0));
   emit(op.endLoop);
   emit(op.end);
-  return functionBody([[8, I32]], c);
+  return functionBody([[9, I32]], c);
 }
 
 /** Emits wasm code parts into one array. */
@@ -684,171 +704,207 @@ const FLOAT32_FACTOR: FactorPrecision = {
   shift: 2,
 };
 
-/** trsv(l, k, sk, y): y = L^-1 y by rows (dot products on two accumulators); see DenseKernel.triangularSolve. */
-function triangularSolveFunction(f: FactorPrecision): number[] {
+/** acc += a * b on f64x2 (a and b: code pushing one v128 each), fused where the module has relaxed SIMD. */
+function accumulate(fused: boolean, acc: number, a: number[], b: number[]): number[] {
+  return fused
+    ? [...a, ...b, ...op.get(acc), ...f64x2relaxedMadd, ...op.set(acc)]
+    : [...op.get(acc), ...a, ...b, ...f64x2mul, ...f64x2add, ...op.set(acc)];
+}
+
+/** acc -= a * b on f64x2, as accumulate. */
+function deduct(fused: boolean, acc: number, a: number[], b: number[]): number[] {
+  return fused
+    ? [...a, ...b, ...op.get(acc), ...f64x2relaxedNmadd, ...op.set(acc)]
+    : [...op.get(acc), ...a, ...b, ...f64x2mul, ...f64x2sub, ...op.set(acc)];
+}
+
+/** The two lanes of a v128 local added, as an f64. */
+const laneSum = (v: number): number[] => [...op.get(v), ...extractLane(0), ...op.get(v), ...extractLane(1), ...op.f64add];
+
+/**
+ * trsv(l, k, sk, y): y = L^-1 y by rows, two rows at a time: their dot products with the solved part of y share
+ * its loads (an even length, as rows pair up from 0), then the 2x2 triangle. See DenseKernel.triangularSolve.
+ */
+function triangularSolveFunction(f: FactorPrecision, fused: boolean): number[] {
   const [L, K, SK, Y] = [0, 1, 2, 3];
-  const [J, ROW, Q, QEND4, QEND2] = [4, 5, 6, 7, 8];
-  const [ACC0, ACC1] = [9, 10];
-  const SUM = 11;
+  const [J, ROW0, ROW1, Q, QEND, ADDR] = [4, 5, 6, 7, 8, 9];
+  const [ACC0, ACC1, YV] = [10, 11, 12];
+  const [Y0] = [13];
   const { code, emit } = codeBuffer();
-  const lAt = [...op.get(ROW), ...op.get(Q), ...f.offset, ...op.add];
-  const dot = (acc: number, at: number): number[] => [
-    ...op.get(acc), ...lAt, ...f.load2(at), ...op.get(Y), ...op.get(Q), ...op.add, ...v128loadAt(at),
-    ...f64x2mul, ...f64x2add, ...op.set(acc),
-  ];
+  const at = (row: number, extra = 0): number[] => [...op.get(row), ...op.get(Q), ...f.offset, ...op.add, ...(extra ? [...op.i32(extra), ...op.add] : [])];
+  const dots = (two: boolean): void => {
+    emit(op.blockLoop);
+    emit(op.get(Q), op.get(QEND), op.geS, op.brIf(1));
+    emit(op.get(Y), op.get(Q), op.add, v128load, op.set(YV));
+    emit(accumulate(fused, ACC0, [...at(ROW0), ...f.load2(0)], op.get(YV)));
+    if (two) emit(accumulate(fused, ACC1, [...at(ROW1), ...f.load2(0)], op.get(YV)));
+    emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+    emit(op.endLoop);
+  };
   emit(op.i32(0), op.set(J));
   emit(op.blockLoop);
   emit(op.get(J), op.get(K), op.geS, op.brIf(1));
-  emit(op.get(L), op.get(J), op.get(SK), op.mul, op.add, op.set(ROW));
+  emit(op.get(L), op.get(J), op.get(SK), op.mul, op.add, op.tee(ROW0), op.get(SK), op.add, op.set(ROW1));
   emit(v128zero, op.set(ACC0), v128zero, op.set(ACC1));
-  emit(op.get(J), op.i32(-4), op.and, op.i32(3), op.shl, op.set(QEND4));
-  emit(op.get(J), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
-  emit(op.i32(0), op.set(Q));
-  emit(op.blockLoop);
-  emit(op.get(Q), op.get(QEND4), op.geS, op.brIf(1));
-  emit(dot(ACC0, 0), dot(ACC1, 16));
-  emit(op.get(Q), op.i32(32), op.add, op.set(Q), op.br(0));
-  emit(op.endLoop);
-  emit(op.get(Q), op.get(QEND2), op.ltS, op.ifVoid);
-  emit(dot(ACC0, 0), op.get(Q), op.i32(16), op.add, op.set(Q));
+  emit(op.get(J), op.i32(3), op.shl, op.set(QEND), op.i32(0), op.set(Q));
+  emit(op.get(Y), op.get(J), op.i32(3), op.shl, op.add, op.set(ADDR));
+  emit(op.get(J), op.i32(1), op.add, op.get(K), op.ltS, op.ifVoid);
+  dots(true);
+  // Q = 8 j: y[j] = (y[j] - dot0) / L[j][j], then y[j+1] = (y[j+1] - dot1 - L[j+1][j] y[j]) / L[j+1][j+1]
+  emit(op.get(ADDR), op.get(ADDR), op.f64load(0), laneSum(ACC0), op.f64sub, at(ROW0), f.load1, op.f64div, op.tee(Y0), op.f64store(0));
+  emit(op.get(ADDR), op.get(ADDR), op.f64load(8), laneSum(ACC1), op.f64sub, at(ROW1), f.load1, op.get(Y0), op.f64mul, op.f64sub);
+  emit(at(ROW1, 1 << f.shift), f.load1, op.f64div, op.f64store(8));
+  emit(op.else);
+  dots(false);
+  emit(op.get(ADDR), op.get(ADDR), op.f64load(0), laneSum(ACC0), op.f64sub, at(ROW0), f.load1, op.f64div, op.f64store(0));
   emit(op.end);
-  emit(op.get(ACC0), op.get(ACC1), f64x2add, op.tee(ACC0), extractLane(0), op.get(ACC0), extractLane(1), op.f64add, op.set(SUM));
-  emit(op.get(J), op.i32(1), op.and, op.ifVoid);
-  emit(op.get(SUM), lAt, f.load1, op.get(Y), op.get(Q), op.add, op.f64load(0), op.f64mul, op.f64add, op.set(SUM));
-  emit(op.end);
-  // y[j] = (y[j] - sum) / L[j][j]
-  emit(op.get(Y), op.get(J), op.i32(3), op.shl, op.add, op.tee(Q));
-  emit(op.get(Q), op.f64load(0), op.get(SUM), op.f64sub);
-  emit(op.get(ROW), op.get(J), op.i32(f.shift), op.shl, op.add, f.load1, op.f64div, op.f64store(0));
-  emit(op.get(J), op.i32(1), op.add, op.set(J), op.br(0));
+  emit(op.get(J), op.i32(2), op.add, op.set(J), op.br(0));
   emit(op.endLoop);
   emit(op.end);
-  return functionBody([[5, I32], [2, V128], [1, F64]], code);
+  return functionBody([[6, I32], [3, V128], [1, F64]], code);
 }
 
-/** trsvT(l, k, sk, y): y = L^-T y, last row first, each row an axpy on y; see DenseKernel.triangularSolveTransposed. */
-function triangularSolveTransposedFunction(f: FactorPrecision): number[] {
+/**
+ * trsvT(l, k, sk, y): y = L^-T y, last row first, two rows at a time: solve their 2x2 triangle, then one pass of
+ * y[q] -= L[j][q] y[j] + L[j-1][q] y[j-1] over q < j - 1 (one load and store of y for two rows). See
+ * DenseKernel.triangularSolveTransposed.
+ */
+function triangularSolveTransposedFunction(f: FactorPrecision, fused: boolean): number[] {
   const [L, K, SK, Y] = [0, 1, 2, 3];
-  const [J, ROW, Q, QEND2, ADDR] = [4, 5, 6, 7, 8];
-  const YJ = 9;
-  const SPLAT = 10;
+  const [J, ROW0, ROW1, Q, QEND2, ADDR] = [4, 5, 6, 7, 8, 9];
+  const [YJ, YI] = [10, 11];
+  const [SPLAT1, SPLAT0, V] = [12, 13, 14];
   const { code, emit } = codeBuffer();
-  const lAt = [...op.get(ROW), ...op.get(Q), ...f.offset, ...op.add];
+  const at = (row: number): number[] => [...op.get(row), ...op.get(Q), ...f.offset, ...op.add];
+  /** L[row][col] as an f64, col a local holding a column index. */
+  const entry = (row: number, col: number[]): number[] => [...op.get(row), ...col, ...op.i32(f.shift), ...op.shl, ...op.add, ...f.load1];
+  const colJ = op.get(J);
+  const colI = [...op.get(J), ...op.i32(1), ...op.sub];
   emit(op.get(K), op.i32(1), op.sub, op.set(J));
   emit(op.blockLoop);
   emit(op.get(J), op.i32(0), op.ltS, op.brIf(1));
-  emit(op.get(L), op.get(J), op.get(SK), op.mul, op.add, op.set(ROW));
+  emit(op.get(L), op.get(J), op.get(SK), op.mul, op.add, op.tee(ROW1), op.get(SK), op.sub, op.set(ROW0));
   // y[j] /= L[j][j]
   emit(op.get(Y), op.get(J), op.i32(3), op.shl, op.add, op.tee(ADDR));
-  emit(op.get(ADDR), op.f64load(0), op.get(ROW), op.get(J), op.i32(f.shift), op.shl, op.add, f.load1, op.f64div, op.tee(YJ), op.f64store(0));
-  emit(op.get(YJ), f64x2splat, op.set(SPLAT));
-  emit(op.get(J), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
+  emit(op.get(ADDR), op.f64load(0), entry(ROW1, colJ), op.f64div, op.tee(YJ), op.f64store(0));
+  emit(op.get(J), op.i32(1), op.geS, op.ifVoid);
+  // y[j-1] = (y[j-1] - L[j][j-1] y[j]) / L[j-1][j-1]
+  emit(op.get(ADDR), op.i32(8), op.sub, op.tee(ADDR), op.get(ADDR), op.f64load(0), entry(ROW1, colI), op.get(YJ), op.f64mul, op.f64sub);
+  emit(entry(ROW0, colI), op.f64div, op.tee(YI), op.f64store(0));
+  emit(op.get(YJ), f64x2splat, op.set(SPLAT1), op.get(YI), f64x2splat, op.set(SPLAT0));
+  emit(op.get(J), op.i32(1), op.sub, op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
   emit(op.i32(0), op.set(Q));
   emit(op.blockLoop);
   emit(op.get(Q), op.get(QEND2), op.geS, op.brIf(1));
-  emit(op.get(Y), op.get(Q), op.add, op.tee(ADDR), op.get(ADDR), v128load);
-  emit(lAt, f.load2(0), op.get(SPLAT), f64x2mul, f64x2sub, v128store);
+  emit(op.get(Y), op.get(Q), op.add, op.tee(ADDR), v128load, op.set(V));
+  emit(deduct(fused, V, [...at(ROW1), ...f.load2(0)], op.get(SPLAT1)));
+  emit(deduct(fused, V, [...at(ROW0), ...f.load2(0)], op.get(SPLAT0)));
+  emit(op.get(ADDR), op.get(V), v128store);
   emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
   emit(op.endLoop);
-  emit(op.get(J), op.i32(1), op.and, op.ifVoid);
+  // an odd j - 1 leaves one entry
+  emit(op.get(J), op.i32(1), op.sub, op.i32(1), op.and, op.ifVoid);
   emit(op.get(Y), op.get(Q), op.add, op.tee(ADDR), op.get(ADDR), op.f64load(0));
-  emit(lAt, f.load1, op.get(YJ), op.f64mul, op.f64sub, op.f64store(0));
+  emit(at(ROW1), f.load1, op.get(YJ), op.f64mul, op.f64sub, at(ROW0), f.load1, op.get(YI), op.f64mul, op.f64sub, op.f64store(0));
   emit(op.end);
-  emit(op.get(J), op.i32(1), op.sub, op.set(J), op.br(0));
+  emit(op.end);
+  emit(op.get(J), op.i32(2), op.sub, op.set(J), op.br(0));
   emit(op.endLoop);
   emit(op.end);
-  return functionBody([[5, I32], [1, F64], [1, V128]], code);
+  return functionBody([[6, I32], [2, F64], [3, V128]], code);
 }
 
-/** Emits rows(true) for the rows i, i + 1 (local I) while both are below NR, then rows(false) for a last odd row. */
-function byRowPairs(emit: (...parts: number[][]) => void, I: number, NR: number, rows: (two: boolean) => void): void {
+/** Rows of a mat-vec kernel: rows(4) while four are left, then rows(1) for the rest (local I counts them). */
+function byRowQuads(emit: (...parts: number[][]) => void, I: number, NR: number, rows: (count: number) => void): void {
   emit(op.i32(0), op.set(I));
   emit(op.blockLoop);
-  emit(op.get(I), op.i32(1), op.add, op.get(NR), op.geS, op.brIf(1));
-  rows(true);
-  emit(op.get(I), op.i32(2), op.add, op.set(I), op.br(0));
+  emit(op.get(I), op.i32(3), op.add, op.get(NR), op.geS, op.brIf(1));
+  rows(4);
+  emit(op.get(I), op.i32(4), op.add, op.set(I), op.br(0));
   emit(op.endLoop);
-  emit(op.get(I), op.get(NR), op.ltS, op.ifVoid);
-  rows(false);
-  emit(op.end);
+  emit(op.blockLoop);
+  emit(op.get(I), op.get(NR), op.geS, op.brIf(1));
+  rows(1);
+  emit(op.get(I), op.i32(1), op.add, op.set(I), op.br(0));
+  emit(op.endLoop);
 }
 
 /**
  * gemvScatter(a, sa, x, nr, nc, y, idx): see DenseKernel.gemvScatter (addresses in bytes; the rows' targets are
- * y + 8 ints[i]). Two rows per sweep over x.
+ * y + 8 ints[i]). Four rows per sweep over x, sharing its loads.
  */
-function gemvScatterFunction(f: FactorPrecision): number[] {
+function gemvScatterFunction(f: FactorPrecision, fused: boolean): number[] {
   const [A, SA, X, NR, NC, YB, IDX] = [0, 1, 2, 3, 4, 5, 6];
-  const [I, ROW0, ROW1, Q, QEND2, ADDR] = [7, 8, 9, 10, 11, 12];
-  const [ACC0, ACC1, XV] = [13, 14, 15];
-  const [S0, S1] = [16, 17];
+  const [I, Q, QEND2, ADDR, ROW] = [7, 8, 9, 10, 11]; // ROW ... ROW + 3
+  const ACC = 15; // ACC ... ACC + 3
+  const XV = 19;
+  const S = 20; // S ... S + 3
   const { code, emit } = codeBuffer();
   const at = (row: number): number[] => [...op.get(row), ...op.get(Q), ...f.offset, ...op.add];
-  const rows = (two: boolean): void => {
-    emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.tee(ROW0), op.get(SA), op.add, op.set(ROW1));
-    emit(v128zero, op.set(ACC0), v128zero, op.set(ACC1), op.i32(0), op.set(Q));
-    emit(op.blockLoop);
-    emit(op.get(Q), op.get(QEND2), op.geS, op.brIf(1));
-    emit(op.get(X), op.get(Q), op.add, v128load, op.set(XV));
-    emit(op.get(ACC0), at(ROW0), f.load2(0), op.get(XV), f64x2mul, f64x2add, op.set(ACC0));
-    if (two) emit(op.get(ACC1), at(ROW1), f.load2(0), op.get(XV), f64x2mul, f64x2add, op.set(ACC1));
-    emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
-    emit(op.endLoop);
-    emit(op.get(ACC0), extractLane(0), op.get(ACC0), extractLane(1), op.f64add, op.set(S0));
-    if (two) emit(op.get(ACC1), extractLane(0), op.get(ACC1), extractLane(1), op.f64add, op.set(S1));
-    emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
-    emit(op.get(S0), at(ROW0), f.load1, op.get(X), op.get(Q), op.add, op.f64load(0), op.f64mul, op.f64add, op.set(S0));
-    if (two) emit(op.get(S1), at(ROW1), f.load1, op.get(X), op.get(Q), op.add, op.f64load(0), op.f64mul, op.f64add, op.set(S1));
-    emit(op.end);
-    for (const [sum, offset] of two ? [[S0, 0], [S1, 4]] : [[S0, 0]]) {
-      emit(op.get(YB), op.get(IDX), op.get(I), op.i32(2), op.shl, op.add, i32loadAt(offset), op.i32(3), op.shl, op.add, op.tee(ADDR));
-      emit(op.get(ADDR), op.f64load(0), op.get(sum), op.f64sub, op.f64store(0));
-    }
-  };
-  emit(op.get(NC), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
-  byRowPairs(emit, I, NR, rows);
-  emit(op.end);
-  return functionBody([[6, I32], [3, V128], [2, F64]], code);
-}
-
-/**
- * gatherGemvT(a, sa, y, idx, nr, nc, out): see DenseKernel.gatherGemvTransposed (addresses in bytes). Two rows of A
- * per sweep over out.
- */
-function gatherGemvTransposedFunction(f: FactorPrecision): number[] {
-  const [A, SA, YB, IDX, NR, NC, OUT] = [0, 1, 2, 3, 4, 5, 6];
-  const [I, ROW0, ROW1, Q, QEND2, ADDR] = [7, 8, 9, 10, 11, 12];
-  const [G0, G1] = [13, 14];
-  const { code, emit } = codeBuffer();
-  const at = (row: number): number[] => [...op.get(row), ...op.get(Q), ...f.offset, ...op.add];
-  const gathered = (offset: number): number[] => [
-    ...op.get(YB), ...op.get(IDX), ...op.get(I), ...op.i32(2), ...op.shl, ...op.add, ...i32loadAt(offset),
-    ...op.i32(3), ...op.shl, ...op.add, ...op.f64load(0), ...f64x2splat,
-  ];
-  const rows = (two: boolean): void => {
-    emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.tee(ROW0), op.get(SA), op.add, op.set(ROW1));
-    emit(gathered(0), op.set(G0));
-    if (two) emit(gathered(4), op.set(G1));
+  const rows = (count: number): void => {
+    emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.set(ROW));
+    for (let r = 1; r < count; r++) emit(op.get(ROW + r - 1), op.get(SA), op.add, op.set(ROW + r));
+    for (let r = 0; r < count; r++) emit(v128zero, op.set(ACC + r));
     emit(op.i32(0), op.set(Q));
     emit(op.blockLoop);
     emit(op.get(Q), op.get(QEND2), op.geS, op.brIf(1));
-    emit(op.get(OUT), op.get(Q), op.add, op.tee(ADDR), op.get(ADDR), v128load);
-    emit(at(ROW0), f.load2(0), op.get(G0), f64x2mul);
-    if (two) emit(at(ROW1), f.load2(0), op.get(G1), f64x2mul, f64x2add);
-    emit(f64x2sub, v128store);
+    emit(op.get(X), op.get(Q), op.add, v128load, op.set(XV));
+    for (let r = 0; r < count; r++) emit(accumulate(fused, ACC + r, [...at(ROW + r), ...f.load2(0)], op.get(XV)));
+    emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
+    emit(op.endLoop);
+    for (let r = 0; r < count; r++) emit(laneSum(ACC + r), op.set(S + r));
+    emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
+    for (let r = 0; r < count; r++) {
+      emit(op.get(S + r), at(ROW + r), f.load1, op.get(X), op.get(Q), op.add, op.f64load(0), op.f64mul, op.f64add, op.set(S + r));
+    }
+    emit(op.end);
+    for (let r = 0; r < count; r++) {
+      emit(op.get(YB), op.get(IDX), op.get(I), op.i32(2), op.shl, op.add, i32loadAt(4 * r), op.i32(3), op.shl, op.add, op.tee(ADDR));
+      emit(op.get(ADDR), op.f64load(0), op.get(S + r), op.f64sub, op.f64store(0));
+    }
+  };
+  emit(op.get(NC), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
+  byRowQuads(emit, I, NR, rows);
+  emit(op.end);
+  return functionBody([[8, I32], [5, V128], [4, F64]], code);
+}
+
+/**
+ * gatherGemvT(a, sa, y, idx, nr, nc, out): see DenseKernel.gatherGemvTransposed (addresses in bytes). Four rows of
+ * A per sweep over out (one load and store of out for four rows).
+ */
+function gatherGemvTransposedFunction(f: FactorPrecision, fused: boolean): number[] {
+  const [A, SA, YB, IDX, NR, NC, OUT] = [0, 1, 2, 3, 4, 5, 6];
+  const [I, Q, QEND2, ADDR, ROW] = [7, 8, 9, 10, 11]; // ROW ... ROW + 3
+  const G = 15; // G ... G + 3: the rows' gathered y, splat
+  const V = 19;
+  const { code, emit } = codeBuffer();
+  const at = (row: number): number[] => [...op.get(row), ...op.get(Q), ...f.offset, ...op.add];
+  const rows = (count: number): void => {
+    emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.set(ROW));
+    for (let r = 1; r < count; r++) emit(op.get(ROW + r - 1), op.get(SA), op.add, op.set(ROW + r));
+    for (let r = 0; r < count; r++) {
+      emit(op.get(YB), op.get(IDX), op.get(I), op.i32(2), op.shl, op.add, i32loadAt(4 * r), op.i32(3), op.shl, op.add);
+      emit(op.f64load(0), f64x2splat, op.set(G + r));
+    }
+    emit(op.i32(0), op.set(Q));
+    emit(op.blockLoop);
+    emit(op.get(Q), op.get(QEND2), op.geS, op.brIf(1));
+    emit(op.get(OUT), op.get(Q), op.add, op.tee(ADDR), v128load, op.set(V));
+    for (let r = 0; r < count; r++) emit(deduct(fused, V, [...at(ROW + r), ...f.load2(0)], op.get(G + r)));
+    emit(op.get(ADDR), op.get(V), v128store);
     emit(op.get(Q), op.i32(16), op.add, op.set(Q), op.br(0));
     emit(op.endLoop);
     emit(op.get(NC), op.i32(1), op.and, op.ifVoid);
     emit(op.get(OUT), op.get(Q), op.add, op.tee(ADDR), op.get(ADDR), op.f64load(0));
-    emit(at(ROW0), f.load1, op.get(G0), extractLane(0), op.f64mul);
-    if (two) emit(at(ROW1), f.load1, op.get(G1), extractLane(0), op.f64mul, op.f64add);
-    emit(op.f64sub, op.f64store(0));
+    for (let r = 0; r < count; r++) emit(at(ROW + r), f.load1, op.get(G + r), extractLane(0), op.f64mul, op.f64sub);
+    emit(op.f64store(0));
     emit(op.end);
   };
   emit(op.get(NC), op.i32(-2), op.and, op.i32(3), op.shl, op.set(QEND2));
-  byRowPairs(emit, I, NR, rows);
+  byRowQuads(emit, I, NR, rows);
   emit(op.end);
-  return functionBody([[6, I32], [2, V128]], code);
+  return functionBody([[8, I32], [5, V128]], code);
 }
 
 /** demote(src, count, dst): float32 copies of count doubles, two per step (addresses in bytes). */
@@ -944,7 +1000,8 @@ function assembleModule(fused: boolean): Uint8Array<ArrayBuffer> {
       tileFunction(4, 2, fused), tileFunction(4, 1, fused), tileFunction(1, 2, fused), tileFunction(1, 1, fused),
       extendAddFunction(), scaleFunction(), pairFunction(),
       ...[FLOAT64_FACTOR, FLOAT32_FACTOR].flatMap((f) => [
-        triangularSolveFunction(f), triangularSolveTransposedFunction(f), gemvScatterFunction(f), gatherGemvTransposedFunction(f),
+        triangularSolveFunction(f, fused), triangularSolveTransposedFunction(f, fused), gemvScatterFunction(f, fused),
+        gatherGemvTransposedFunction(f, fused),
       ]),
       demoteFunction(),
     ])),

@@ -80,6 +80,7 @@ export interface LdltOptions {
   /**
    * Also keep a float32 copy of each factor, for solveFactored(b, x, true): a solve then reads half the bytes (it is
    * bound by memory bandwidth), sums still in float64. For a preconditioner (the lagged Cholesky), not an exact solve.
+   * The copy is made by the first such solve, so a factor that only serves exact solves never pays for it.
    */
   compactCopy?: boolean;
   /**
@@ -366,6 +367,8 @@ export class LdltSolver implements LinearSolver {
   private stackOffset = new Int32Array(0);
   /** The analysis of the factor in kernel memory (null when there is none). */
   private factoredWith: LdltSymbolic | null = null;
+  /** Whether the float32 copy of the current factor is made (compactCopy; it is made by the first solve that reads it). */
+  private compactMade = false;
   /** nnz(L) of the last analysis that computed its ordering, and whether the next one must order afresh. */
   private freshNnzL = 0;
   private reorderNext = false;
@@ -455,7 +458,7 @@ export class LdltSolver implements LinearSolver {
     const t0 = performance.now();
     this.factoredWith = null;
     this.numericFactor(A, sym);
-    if (this.options.compactCopy) this.kernel.toFloats(0, sym.factorSize, 2 * this.compactBase);
+    this.compactMade = false;
     this.factoredWith = sym;
     this.timing.factorMs += performance.now() - t0;
     this.timing.factorizations++;
@@ -469,6 +472,13 @@ export class LdltSolver implements LinearSolver {
     const sym = this.factoredWith;
     if (!sym) throw new Error('LdltSolver: solveFactored called before factor');
     if (compact && !this.options.compactCopy) throw new Error('LdltSolver: a compact solve needs the compactCopy option');
+    if (compact && !this.compactMade) {
+      // made on first use: a factor of a pattern that changes at once (contact) only serves its exact solve
+      const t0 = performance.now();
+      this.kernel.toFloats(0, sym.factorSize, 2 * this.compactBase);
+      this.compactMade = true;
+      this.timing.factorMs += performance.now() - t0;
+    }
     const F = compact ? 2 * this.compactBase : 0; // where the panels are read: the doubles, or the float32 copy
     const t0 = performance.now();
     const kernel = this.kernel;
