@@ -544,6 +544,9 @@ const f64x2relaxedMadd = op.simd(0x107);
 const f64x2relaxedNmadd = op.simd(0x108);
 const f64x2promote = op.simd(0x5f); // f64x2.promote_low_f32x4
 const extractLane = (lane: number) => [...op.simd(0x21), lane];
+/** i8x16.shuffle of two f64x2: (a[0], b[0]) and (a[1], b[1]). */
+const lowLanes = [...op.simd(0x0d), 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+const highLanes = [...op.simd(0x0d), 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31];
 
 /**
  * One tile function: R rows x C columns per tile, accumulating f64x2 partial dot products along q (two q at a
@@ -599,9 +602,17 @@ function tileFunction(R: number, C: number, fused: boolean): number[] {
   dotStep(v128load64zero);
   emit(op.end);
   for (let r = 0; r < R; r++) {
+    // address of C[i + r][j]; Q is free now
+    emit(op.get(CROW), op.get(SC), op.i32(r), op.mul, op.add, op.get(J), op.i32(3), op.shl, op.add, op.tee(Q));
+    if (C === 2) {
+      // both columns' sums in one vector: (lane 0 of each accumulator) + (lane 1 of each), then one subtraction
+      const [acc0, acc1] = [ACC + r * C, ACC + r * C + 1];
+      emit(op.get(Q), v128load, op.get(acc0), op.get(acc1), lowLanes, op.get(acc0), op.get(acc1), highLanes, f64x2add);
+      emit(f64x2sub, v128store);
+      continue;
+    }
     for (let c = 0; c < C; c++) {
-      // address of C[i + r][j + c]; Q is free now
-      emit(op.get(CROW), op.get(SC), op.i32(r), op.mul, op.add, op.get(J), op.i32(3), op.shl, op.add, op.tee(Q));
+      if (c > 0) emit(op.get(Q));
       const acc = ACC + r * C + c;
       emit(op.get(Q), op.f64load(c * 8), op.get(acc), extractLane(0), op.get(acc), extractLane(1), op.f64add);
       emit(op.f64sub, op.f64store(c * 8));
