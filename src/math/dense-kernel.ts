@@ -574,8 +574,7 @@ function tileFunction(R: number, C: number, fused: boolean): number[] {
       emit(op.get(ROW + r), op.get(Q), op.add, load, op.set(Y));
       for (let c = 0; c < C; c++) {
         const acc = ACC + r * C + c;
-        if (fused) emit(op.get(Y), op.get(X + c), op.get(acc), f64x2relaxedMadd, op.set(acc));
-        else emit(op.get(acc), op.get(Y), op.get(X + c), f64x2mul, f64x2add, op.set(acc));
+        emit(accumulate(fused, acc, op.get(Y), op.get(X + c)));
       }
     }
   };
