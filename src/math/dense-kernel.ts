@@ -728,6 +728,11 @@ function deduct(fused: boolean, acc: number, a: number[], b: number[]): number[]
     : [...op.get(acc), ...a, ...b, ...f64x2mul, ...f64x2sub, ...op.set(acc)];
 }
 
+/** Byte address of L's entry in the row at local `row` and the column at y byte offset local `q`, plus `extra` bytes. */
+function factorAddress(f: FactorPrecision, row: number, q: number, extra = 0): number[] {
+  return [...op.get(row), ...op.get(q), ...f.offset, ...op.add, ...(extra ? [...op.i32(extra), ...op.add] : [])];
+}
+
 /** The two lanes of a v128 local added, as an f64. */
 const laneSum = (v: number): number[] => [...op.get(v), ...extractLane(0), ...op.get(v), ...extractLane(1), ...op.f64add];
 
@@ -741,7 +746,7 @@ function triangularSolveFunction(f: FactorPrecision, fused: boolean): number[] {
   const [ACC0, ACC1, YV] = [10, 11, 12];
   const [Y0] = [13];
   const { code, emit } = codeBuffer();
-  const at = (row: number, extra = 0): number[] => [...op.get(row), ...op.get(Q), ...f.offset, ...op.add, ...(extra ? [...op.i32(extra), ...op.add] : [])];
+  const at = (row: number, extra = 0): number[] => factorAddress(f, row, Q, extra);
   const dots = (two: boolean): void => {
     emit(op.blockLoop);
     emit(op.get(Q), op.get(QEND), op.geS, op.brIf(1));
@@ -785,7 +790,7 @@ function triangularSolveTransposedFunction(f: FactorPrecision, fused: boolean): 
   const [YJ, YI] = [10, 11];
   const [SPLAT1, SPLAT0, V] = [12, 13, 14];
   const { code, emit } = codeBuffer();
-  const at = (row: number): number[] => [...op.get(row), ...op.get(Q), ...f.offset, ...op.add];
+  const at = (row: number): number[] => factorAddress(f, row, Q);
   /** L[row][col] as an f64, col a local holding a column index. */
   const entry = (row: number, col: number[]): number[] => [...op.get(row), ...col, ...op.i32(f.shift), ...op.shl, ...op.add, ...f.load1];
   const colJ = op.get(J);
@@ -850,7 +855,7 @@ function gemvScatterFunction(f: FactorPrecision, fused: boolean): number[] {
   const XV = 19;
   const S = 20; // S ... S + 3
   const { code, emit } = codeBuffer();
-  const at = (row: number): number[] => [...op.get(row), ...op.get(Q), ...f.offset, ...op.add];
+  const at = (row: number): number[] => factorAddress(f, row, Q);
   const rows = (count: number): void => {
     emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.set(ROW));
     for (let r = 1; r < count; r++) emit(op.get(ROW + r - 1), op.get(SA), op.add, op.set(ROW + r));
@@ -889,7 +894,7 @@ function gatherGemvTransposedFunction(f: FactorPrecision, fused: boolean): numbe
   const G = 15; // G ... G + 3: the rows' gathered y, splat
   const V = 19;
   const { code, emit } = codeBuffer();
-  const at = (row: number): number[] => [...op.get(row), ...op.get(Q), ...f.offset, ...op.add];
+  const at = (row: number): number[] => factorAddress(f, row, Q);
   const rows = (count: number): void => {
     emit(op.get(A), op.get(I), op.get(SA), op.mul, op.add, op.set(ROW));
     for (let r = 1; r < count; r++) emit(op.get(ROW + r - 1), op.get(SA), op.add, op.set(ROW + r));
