@@ -551,9 +551,9 @@ const highLanes = [...op.simd(0x0d), 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 2
 /**
  * One tile function: R rows x C columns per tile, accumulating f64x2 partial dot products along q (two q at a
  * time, an odd last q loaded with a zero upper lane), summed horizontally at the end of the tile.
- * Params (bytes except p, nr, nc): a, b, c, sab, sc, p, nr, nc; nr must be a multiple of R and nc of C.
+ * Params (bytes except p, nr, nc): a, b, c, sab, sc, p, nr, nc; nr must be a multiple of R and nc of C (1 or 2).
  */
-function tileFunction(R: number, C: number, fused: boolean): number[] {
+function tileFunction(R: number, C: 1 | 2, fused: boolean): number[] {
   const [A, B, Cp, SAB, SC, P, NR, NC, I, J, Q] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
   const ROW = 11; // R row pointers
   const COL = ROW + R; // C column pointers
@@ -603,18 +603,14 @@ function tileFunction(R: number, C: number, fused: boolean): number[] {
   for (let r = 0; r < R; r++) {
     // address of C[i + r][j]; Q is free now
     emit(op.get(CROW), op.get(SC), op.i32(r), op.mul, op.add, op.get(J), op.i32(3), op.shl, op.add, op.tee(Q));
+    const acc0 = ACC + r * C;
     if (C === 2) {
       // both columns' sums in one vector: (lane 0 of each accumulator) + (lane 1 of each), then one subtraction
-      const [acc0, acc1] = [ACC + r * C, ACC + r * C + 1];
+      const acc1 = acc0 + 1;
       emit(op.get(Q), v128load, op.get(acc0), op.get(acc1), lowLanes, op.get(acc0), op.get(acc1), highLanes, f64x2add);
       emit(f64x2sub, v128store);
-      continue;
-    }
-    for (let c = 0; c < C; c++) {
-      if (c > 0) emit(op.get(Q));
-      const acc = ACC + r * C + c;
-      emit(op.get(Q), op.f64load(c * 8), op.get(acc), extractLane(0), op.get(acc), extractLane(1), op.f64add);
-      emit(op.f64sub, op.f64store(c * 8));
+    } else {
+      emit(op.get(Q), op.f64load(0), laneSum(acc0), op.f64sub, op.f64store(0));
     }
   }
   emit(op.get(J), op.i32(C), op.add, op.set(J), op.br(0));
