@@ -34,7 +34,7 @@ if (checkpointFile) {
     process.stderr.write(`${sceneName} ${integrator}: resuming after step ${options.resume.step} from ${checkpointFile}\n`);
   }
 }
-const progress = createProgress(process.stderr, { label: `${sceneName} ${integrator}`, totalSteps: Math.round(options.duration / options.h), duration: options.duration });
+const progress = createProgress(process.stderr, { label: `${sceneName} ${integrator}`, totalSteps: Math.round(options.duration / options.h), duration: options.duration, startStep: options.resume?.step });
 const stepLog = checkpointFile ? `${checkpointFile}.steps.csv` : null;
 if (stepLog && !options.resume) appendFileSync(stepLog, 'step,t,newton,seconds,active_contacts,min_distance,inverted,total,target\n');
 const { summary } = simulate(model, options, {

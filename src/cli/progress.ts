@@ -21,6 +21,8 @@ export interface ProgressOptions {
   label: string;
   totalSteps: number;
   duration: number;
+  /** Steps done before this process (a run resumed from a checkpoint): the bar starts there and the ETA counts from it. */
+  startStep?: number;
   quiet?: boolean;
 }
 
@@ -49,7 +51,7 @@ function barProgress(sink: TextSink, opts: ProgressOptions): Progress {
     },
     cliProgress.Presets.shades_classic,
   );
-  bar.start(Math.max(opts.totalSteps, 1), 0, { simTime: '0', energy: '-' });
+  bar.start(Math.max(opts.totalSteps, 1), opts.startStep ?? 0, { simTime: '0', energy: '-' });
   let stopped = false;
   return {
     update(r) {
@@ -64,7 +66,8 @@ function barProgress(sink: TextSink, opts: ProgressOptions): Progress {
 }
 
 function lineProgress(sink: TextSink, opts: ProgressOptions): Progress {
-  let nextDecile = 1;
+  const startStep = opts.startStep ?? 0;
+  let nextDecile = Math.floor((10 * startStep) / Math.max(opts.totalSteps, 1)) + 1;
   const start = performance.now();
   return {
     update(r) {
@@ -74,7 +77,8 @@ function lineProgress(sink: TextSink, opts: ProgressOptions): Progress {
       nextDecile = decile + 1;
       const elapsed = (performance.now() - start) / 1000;
       if (elapsed < 0.5) return; // a run this short needs no progress lines
-      const eta = r.step > 0 ? (elapsed * (opts.totalSteps - r.step)) / r.step : NaN;
+      const done = r.step - startStep;
+      const eta = done > 0 ? (elapsed * (opts.totalSteps - r.step)) / done : NaN;
       sink.write(
         `${opts.label}: step ${r.step}/${opts.totalSteps} (${Math.round((100 * r.step) / opts.totalSteps)}%), t = ${r.t.toFixed(3)} s, H = ${energy(r.total)} J, ` +
           `elapsed ${elapsed.toFixed(1)} s, ETA ${Number.isFinite(eta) ? eta.toFixed(1) : '?'} s\n`,

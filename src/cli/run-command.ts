@@ -140,7 +140,7 @@ export async function executeRun(run: PreparedRun, io: CliIo, opts: { quiet?: bo
   }
   run.options.checkpointEvery = opts.checkpointEvery ?? 0;
   const totalSteps = Math.round(run.options.duration / run.options.h);
-  const progress = createProgress(io.stderr, { label: opts.label ?? `${run.scene.name} ${run.options.integrator}`, totalSteps, duration: run.options.duration, quiet: opts.quiet });
+  const progress = createProgress(io.stderr, { label: opts.label ?? `${run.scene.name} ${run.options.integrator}`, totalSteps, duration: run.options.duration, startStep: resume?.step, quiet: opts.quiet });
   const write = output.observer;
   let checkpoint: RunOutcome['checkpoint'];
   let result;
