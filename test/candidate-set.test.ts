@@ -319,3 +319,45 @@ test('the affine bound on how far a step closes two points holds for random maps
   assert.ok(affineClosingBound(0.01, 0.5, 0, 1) <= least);
   assert.ok(0.01 * Math.exp(-0.5) > least, 'the exponential form claims more than the squeeze leaves');
 });
+
+test('a pair a build leaves out as far apart never comes within dhat while the set is valid: the worst per-axis motions close it by sqrt(3) times their size', () => {
+  // Two 1 cm cubes (no self-contact), their facing sides perpendicular to n = (1, 1, 1)/sqrt(3), D apart. A set
+  // built at a point with margin m = dhat (its first build) stays valid while every vertex is within m/2 per axis
+  // of where it was found; moving each cube by m/2 per axis toward the other closes the gap by sqrt(3) m. A build
+  // that dropped pairs more than (dhat + m) apart (Euclidean), not sqrt(3) (dhat + m), would miss them here.
+  const cube = (name: string) => ({
+    name,
+    mesh: { type: 'box' as const, size: [0.01, 0.01, 0.01] as [number, number, number], cells: [1, 1, 1] as [number, number, number] },
+    transform: { center: true },
+    material: { model: 'neo-hookean' as const, youngsModulus: 1e5, poissonRatio: 0.3, density: 1000 },
+  });
+  const model = buildModel(parseScene({ name: 'diagonal', duration: 0.1, dt: 0.01, contact: { kappa: 1e3, dhat }, bodies: [cube('a'), cube('b')] }));
+  const barrier = model.contact!.barrier;
+  const mesh = model.contact!.mesh;
+  const pairs = allPairs(mesh);
+  const side = 0.01;
+  const gap = 2.6 * dhat; // between (dhat + m) = 2 dhat and sqrt(3) (dhat + m) = 3.46 dhat
+  const n = [1, 1, 1].map((c) => c / Math.sqrt(3));
+  const x = Float64Array.from(model.x0);
+  // Turn both cubes so that their y axis is n, then set b's bottom face gap above a's top face.
+  turn(x, [0, 0, 0], Math.acos(n[1]), [n[2], 0, -n[0]]);
+  for (let v = 0; v < model.nNodes; v++) {
+    if (mesh.groupOfNode[v] !== 1) continue;
+    for (let d = 0; d < 3; d++) x[3 * v + d] += (side + gap) * n[d];
+  }
+  assert.ok(Math.abs(bruteMinDistance(pairs, x) - gap) < 1e-12, `the cubes start ${gap} apart`);
+  assert.equal(barrier.energy(x), 0);
+  const builds = barrier.candidateBuilds;
+  // Each cube moves 0.49 dhat per axis toward the other: the gap closes by 2 sqrt(3) 0.49 dhat to 0.90 dhat.
+  const moved = Float64Array.from(x);
+  for (let v = 0; v < model.nNodes; v++) {
+    const sign = mesh.groupOfNode[v] === 1 ? -1 : 1;
+    for (let d = 0; d < 3; d++) moved[3 * v + d] += sign * 0.49 * dhat;
+  }
+  const want = bruteEnergy(pairs, model.rest, moved, barrier.kappa);
+  assert.ok(want.active > 0 && bruteMinDistance(pairs, moved) < dhat, 'the motion brings pairs within dhat');
+  const got = barrier.energy(moved);
+  assert.equal(barrier.candidateBuilds, builds, 'the set found at the start serves the moved cubes (no rebuild)');
+  assert.ok(Math.abs(got - want.energy) <= 1e-9 * want.energy, `energy ${got} vs brute force ${want.energy}`);
+  assert.equal(barrier.activeContacts(moved, null).count, want.active);
+});

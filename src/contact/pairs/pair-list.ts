@@ -87,6 +87,18 @@ export class PairList<K extends PairKind = PairKind> {
     this.liveCount = this.count;
   }
 
+  /**
+   * Moves pair `from` to slot `to` (to < from; a compaction that drops pairs): its nodes, primitives, constants and
+   * offset. The candidate-set fields are the caller's to set.
+   */
+  movePair(from: number, to: number): void {
+    const { size, constantCount: c } = this.kind;
+    this.nodes.copyWithin(size * to, size * from, size * from + size);
+    this.primitives.copyWithin(2 * to, 2 * from, 2 * from + 2);
+    if (c > 0) this.constants.copyWithin(c * to, c * from, c * from + c);
+    this.offsets[to] = this.offsets[from];
+  }
+
   /** Makes this list hold pair k of `from` (same kind) alone. */
   copyPair(from: PairList, k: number): void {
     const { size, constantCount } = this.kind;
