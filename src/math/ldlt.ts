@@ -562,7 +562,9 @@ export class LdltSolver implements LinearSolver {
       const P = panelStart[s];
       const Uo = top; // this front's update matrix (r x r) goes above the children's
       D.fill(0, P, P + m * k);
-      for (let i = 0; i < r; i++) D.fill(0, Uo + i * r, Uo + i * r + i + 1); // lower triangle only
+      // The whole r x r square, though only its lower triangle is read: one fill instead of one per row, whose calls
+      // cost more than the extra bytes (as the move below; 3-5 % of the bunny's factorization).
+      D.fill(0, Uo, Uo + r * r);
       // assemble A's blocks of these columns: F[row][col] = A(row, col) = A(col, row)^T
       for (let c = 0; c < ncols; c++) {
         const node = perm[f + c];
@@ -600,8 +602,8 @@ export class LdltSolver implements LinearSolver {
       this.partialFactor(D, P, Uo, m, k, s, sym);
       // move the update matrix down over the consumed children and push it
       if (superParent[s] >= 0 && r > 0) {
-        // lower triangle only, row by row (the destination lies below the source, so rows never clobber later ones)
-        if (base !== Uo) for (let i = 0; i < r; i++) D.copyWithin(base + i * r, Uo + i * r, Uo + i * r + i + 1);
+        // the whole square in one move (copyWithin is a memmove: the destination lies below the source)
+        if (base !== Uo) D.copyWithin(base, Uo, Uo + r * r);
         stackOwner[depth] = s;
         stackOffset[depth] = base;
         depth++;
