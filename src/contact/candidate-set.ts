@@ -396,7 +396,7 @@ export class CandidateSet {
         // step that coversStep passes brings it into contact.
         const reach = this.dhat + 0.5 * (margin[group[nodes[size * k]]] + margin[group[nodes[size * k + split]]]);
         if (distance - closing > SQRT3 * reach) continue;
-        if (kept !== k) list.movePair(k, kept);
+        if (kept !== k) list.copyEntry(list, k, kept);
         distanceRef[kept] = distance;
         approach[kept] = closing;
         kept++;

@@ -88,25 +88,22 @@ export class PairList<K extends PairKind = PairKind> {
   }
 
   /**
-   * Moves pair `from` to slot `to` (to < from; a compaction that drops pairs): its nodes, primitives, constants and
-   * offset. The candidate-set fields are the caller's to set.
+   * Writes pair k of `from` (same kind; this list itself in a compaction, with to <= k) into slot `to`: its nodes,
+   * primitives, constants and offset. The candidate-set fields are the caller's to set.
    */
-  movePair(from: number, to: number): void {
+  copyEntry(from: PairList, k: number, to: number): void {
     const { size, constantCount: c } = this.kind;
-    this.nodes.copyWithin(size * to, size * from, size * from + size);
-    this.primitives.copyWithin(2 * to, 2 * from, 2 * from + 2);
-    if (c > 0) this.constants.copyWithin(c * to, c * from, c * from + c);
-    this.offsets[to] = this.offsets[from];
+    for (let i = 0; i < size; i++) this.nodes[size * to + i] = from.nodes[size * k + i];
+    this.primitives[2 * to] = from.primitives[2 * k];
+    this.primitives[2 * to + 1] = from.primitives[2 * k + 1];
+    for (let i = 0; i < c; i++) this.constants[c * to + i] = from.constants[c * k + i];
+    this.offsets[to] = from.offsets[k];
   }
 
   /** Makes this list hold pair k of `from` (same kind) alone. */
   copyPair(from: PairList, k: number): void {
-    const { size, constantCount } = this.kind;
     this.reserve(1);
-    this.nodes.set(from.nodes.subarray(size * k, size * k + size));
-    this.primitives.set(from.primitives.subarray(2 * k, 2 * k + 2));
-    this.constants.set(from.constants.subarray(constantCount * k, constantCount * k + constantCount));
-    this.offsets[0] = from.offsets[k];
+    this.copyEntry(from, k, 0);
     this.count = 1;
   }
 
