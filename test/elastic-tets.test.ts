@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ElasticTets, lumpedMass, tetVolume } from '../src/energies/elastic-tets.js';
 import { MATERIAL_MODELS, createMaterial, type MaterialModel } from '../src/energies/materials.js';
 import { orientTets } from '../src/mesh/tet-mesh.js';
-import { assembleHessianPattern, centralDifferenceGradient, centralDifferenceJacobian, flattenRows, maxAbs, maxAbsDiff, minEigenvalue, rng } from './numeric-helpers.js';
+import { assembleHessianPattern, centralDifferenceGradient, centralDifferenceJacobian, composeSvd, flattenRows, maxAbs, maxAbsDiff, minEigenvalue, randomRotation, rng } from './numeric-helpers.js';
 
 /**
  * Three tets sharing faces around 6 nodes, with jittered positions; tets reoriented to positive volume.
@@ -73,6 +73,66 @@ test('exact Hessian matches central differences of the gradient; projected Hessi
     term.addHessian(X, 1, H, true);
     assert.ok(maxAbsDiff(exact, H.values) < 1e-10 * maxAbs(exact), `${model}: projection changed the rest Hessian`);
   }
+});
+
+test('projected Hessian of a deformed tet equals V B^T (filtered dP/dF) B from the dense eigensystem, compressed or stretched (neo-Hookean: the closed form corrected along the filtered directions)', () => {
+  const rand = rng(29);
+  const X = Float64Array.from([0, 0, 0, 0.05, 0, 0, 0.01, 0.04, 0, 0.012, 0.01, 0.045]);
+  const tets = Uint32Array.from([0, 1, 2, 3]);
+  orientTets({ positions: X, tets });
+  // Dm^-1 and B, the 9 x 12 map from the nodes' positions to F (row-major) of this tet
+  const Dm = new Float64Array(9);
+  for (let r = 0; r < 3; r++) for (let k = 0; k < 3; k++) Dm[3 * r + k] = X[3 * (tets[k + 1]) + r] - X[3 * tets[0] + r];
+  const det = Dm[0] * (Dm[4] * Dm[8] - Dm[5] * Dm[7]) - Dm[1] * (Dm[3] * Dm[8] - Dm[5] * Dm[6]) + Dm[2] * (Dm[3] * Dm[7] - Dm[4] * Dm[6]);
+  const inv = new Float64Array(9);
+  for (let i = 0; i < 3; i++)
+    for (let j = 0; j < 3; j++) {
+      const a = [(j + 1) % 3, (j + 2) % 3];
+      const b = [(i + 1) % 3, (i + 2) % 3];
+      inv[3 * i + j] = (Dm[3 * a[0] + b[0]] * Dm[3 * a[1] + b[1]] - Dm[3 * a[0] + b[1]] * Dm[3 * a[1] + b[0]]) / det;
+    }
+  const B = new Float64Array(9 * 12);
+  for (let r = 0; r < 3; r++)
+    for (let c = 0; c < 3; c++)
+      for (let k = 0; k < 3; k++) {
+        B[12 * (3 * r + c) + 3 * tets[k + 1] + r] += inv[3 * k + c];
+        B[12 * (3 * r + c) + 3 * tets[0] + r] -= inv[3 * k + c];
+      }
+  const volume = Math.abs(det) / 6;
+  const cases: number[][] = [
+    [1, 0.9, 0.8], [0.7, 0.7, 0.7], [0.5, 0.4, 0.3], [1.1, 0.95, 0.7], [1.3, 0.6, 0.9], [1, 1, 0.99], // compressed: twists < 0
+    [1.2, 1.1, 1.05], [1, 1, 1], // stretched or rigid: the filter changes nothing
+    [4.25, 2.94, 1.15], // stretched four-fold: the scaling block is indefinite (the full eigensystem route)
+  ];
+  const dPdF = new Float64Array(81);
+  let corrected = 0;
+  for (const model of ['neo-hookean', 'stable-neo-hookean', 'corotated'] as const) {
+    const mat = material(model, 0.3);
+    const term = new ElasticTets(X, tets, mat);
+    const H = assembleHessianPattern(term, 4);
+    for (const s of cases) {
+      const F = composeSvd(randomRotation(rand), s, randomRotation(rand));
+      const x = new Float64Array(12);
+      for (let v = 0; v < 4; v++) for (let r = 0; r < 3; r++) for (let c = 0; c < 3; c++) x[3 * v + r] += F[3 * r + c] * X[3 * v + c];
+      for (const filter of ['clamp', 'abs'] as const) {
+        H.zero();
+        term.addHessian(x, 1, H, true, filter);
+        const got = flattenRows(H.toDense());
+        mat.projectedStressDerivative(F, dPdF, filter);
+        const want = new Float64Array(144);
+        for (let p = 0; p < 9; p++)
+          for (let q = 0; q < 9; q++) {
+            const d = volume * dPdF[9 * p + q];
+            if (d === 0) continue;
+            for (let a = 0; a < 12; a++) for (let b = 0; b < 12; b++) want[12 * a + b] += B[12 * p + a] * d * B[12 * q + b];
+          }
+        const scale = maxAbs(want);
+        assert.ok(maxAbsDiff(got, want) < 1e-9 * scale, `${model} ${s} (${filter}): ${maxAbsDiff(got, want)} against ${scale}`);
+        if (model === 'neo-hookean' && s[0] * s[1] * s[2] < 1 && !mat.nodeStiffness!(F, inv, 0, filter, new Float64Array(81), 0)) corrected++;
+      }
+    }
+  }
+  assert.ok(corrected >= 10, `the compressed neo-Hookean cases must miss the unfiltered shortcut (${corrected})`);
 });
 
 test('rest state and rigid motions: zero energy and zero force (nonlinear materials)', () => {

@@ -11,7 +11,7 @@
 import type { BsrMatrix, PatternBuilder } from '../math/bsr.js';
 import type { PotentialTerm } from './potential.js';
 import { HessianEigensystem, type Material } from './materials.js';
-import type { EigenvalueFilter } from './eigenvalue-filter.js';
+import { filterEigenvalue, type EigenvalueFilter } from './eigenvalue-filter.js';
 import { det3, inverse3 } from '../math/small.js';
 import { svd3, type Svd3Factors } from '../math/svd3.js';
 import { newThreadTermId, rangeBound, type ThreadMessage, type ThreadPool } from '../solver/threads.js';
@@ -222,28 +222,30 @@ class TetKernel {
    * A direction u v^T of F-space maps to the 9-vector u (x) w on nodes 1-3, w = Dm^{-1} v (entry 3k + r is
    * u_r w_k). The stiffness is sum_m g_m y_m^T over the directions g_m: the three scaling directions u_i (x) w_i
    * with y = (block g)_i, and the nonzero flips and twists (u_i (x) w_j +- u_j (x) w_i)/sqrt2 with y = value * g.
-   * A material with a closed form (Material.nodeStiffness) skips all this where the filter would change nothing.
+   * A material with a closed form (Material.nodeStiffness) skips all this where the filter would change nothing,
+   * and where it changes only flip or twist values, corrects the closed form along those directions alone
+   * (correctedStiffness).
    */
   stiffness(e: number, project: false | EigenvalueFilter, K: Float64Array, ko: number): void {
     const es = this.eigensystem;
     const material = this.material;
-    if (material.nodeStiffness?.(this.F, this.arrays.dmInverse, 9 * e, project, K, ko)) return;
-    if (material.stressUsesSvd) material.hessianEigensystem(this.F, project, es, this.principalFrame(e));
-    else material.hessianEigensystem(this.F, project, es);
-    const { U, V, block, pairs } = es;
     const D = this.arrays.dmInverse;
     const o = 9 * e;
+    if (material.nodeStiffness?.(this.F, D, o, project, K, ko)) return;
+    if (material.stressUsesSvd) material.hessianEigensystem(this.F, false, es, this.principalFrame(e));
+    else material.hessianEigensystem(this.F, false, es);
+    this.frameColumns(es.V, o);
+    if (project) {
+      if (material.nodeStiffness && positiveDefinite3(es.block)) {
+        this.correctedStiffness(o, project, K, ko);
+        return;
+      }
+      es.applyFilter(project);
+    }
+    const { U, block, pairs } = es;
     const W = this.W;
     const G = this.G;
     const Y = this.Y;
-    for (let j = 0; j < 3; j++) {
-      const v0 = V[j];
-      const v1 = V[3 + j];
-      const v2 = V[6 + j];
-      W[3 * j] = D[o] * v0 + D[o + 1] * v1 + D[o + 2] * v2;
-      W[3 * j + 1] = D[o + 3] * v0 + D[o + 4] * v1 + D[o + 5] * v2;
-      W[3 * j + 2] = D[o + 6] * v0 + D[o + 7] * v1 + D[o + 8] * v2;
-    }
     for (let i = 0; i < 3; i++) {
       const u0 = U[i];
       const u1 = U[3 + i];
@@ -294,6 +296,60 @@ class TetKernel {
     symmetricOuterSum(G, Y, count, K, ko);
   }
 
+  /** W = the columns Dm^{-1} v_j of tet o/9's frame V (entry 3j + k). */
+  private frameColumns(V: Float64Array, o: number): void {
+    const D = this.arrays.dmInverse;
+    const W = this.W;
+    for (let j = 0; j < 3; j++) {
+      const v0 = V[j];
+      const v1 = V[3 + j];
+      const v2 = V[6 + j];
+      W[3 * j] = D[o] * v0 + D[o + 1] * v1 + D[o + 2] * v2;
+      W[3 * j + 1] = D[o + 3] * v0 + D[o + 4] * v1 + D[o + 5] * v2;
+      W[3 * j + 2] = D[o + 6] * v0 + D[o + 7] * v1 + D[o + 8] * v2;
+    }
+  }
+
+  /**
+   * The filtered stiffness of a tet whose scaling block is positive definite (the filter leaves it alone): the exact
+   * closed form (Material.nodeStiffness, no filter) plus, for each flip or twist value the filter changes, that
+   * change times the outer product of its direction on the nodes. A compressed tet has one to three negative twist
+   * values, so this is the closed form and at most three rank-one updates instead of the sum over all nine
+   * directions. Needs this.eigensystem unfiltered and this.W (frameColumns) for the tet at this.F, Dm^{-1} at o.
+   */
+  private correctedStiffness(o: number, project: EigenvalueFilter, K: Float64Array, ko: number): void {
+    const { U, pairs } = this.eigensystem;
+    this.material.nodeStiffness!(this.F, this.arrays.dmInverse, o, false, K, ko);
+    const W = this.W;
+    const g = this.G;
+    for (let k = 0; k < 6; k++) {
+      const lam = pairs[k];
+      const change = filterEigenvalue(lam, project) - lam;
+      if (change === 0) continue;
+      const pair = k < 3 ? k : k - 3;
+      const i = pair === 2 ? 1 : 0;
+      const j = pair === 0 ? 1 : 2;
+      const sign = k < 3 ? SQRT1_2 : -SQRT1_2;
+      for (let n = 0; n < 3; n++) {
+        const wj = SQRT1_2 * W[3 * j + n];
+        const wi = sign * W[3 * i + n];
+        g[3 * n] = U[i] * wj + U[j] * wi;
+        g[3 * n + 1] = U[3 + i] * wj + U[3 + j] * wi;
+        g[3 * n + 2] = U[6 + i] * wj + U[6 + j] * wi;
+      }
+      for (let a = 0; a < 9; a++) {
+        const ca = change * g[a];
+        const row = ko + 9 * a;
+        for (let b = 0; b < 9; b++) K[row + b] += ca * g[b];
+      }
+    }
+  }
+}
+
+/** Whether a symmetric 3x3 (row-major) is positive definite: its leading minors are positive (Sylvester). */
+function positiveDefinite3(B: Float64Array): boolean {
+  const m2 = B[0] * B[4] - B[1] * B[3];
+  return B[0] > 0 && m2 > 0 && det3(B) > 0;
 }
 
 export class ElasticTets implements PotentialTerm {

@@ -102,6 +102,14 @@ export class HessianEigensystem {
   readonly block = new Float64Array(9);
   /** Eigenvalues of the flip directions of pairs (0,1), (0,2), (1,2), then of the twist directions. */
   readonly pairs = new Float64Array(6);
+  private readonly psdScratch = new Float64Array(psdScratchLength(3));
+
+  /** Applies a filter to the exact eigensystem: to each pair value, and to the block's eigenvalues. */
+  applyFilter(filter: EigenvalueFilter): void {
+    const pairs = this.pairs;
+    for (let k = 0; k < 6; k++) pairs[k] = filterEigenvalue(pairs[k], filter);
+    projectPsdInPlace(this.block, 3, this.psdScratch, filter === 'abs');
+  }
 }
 
 /** Pair (i, j) of index k in HessianEigensystem.pairs (k mod 3). */
@@ -150,7 +158,6 @@ abstract class IsotropicMaterial implements Material {
   protected readonly U = new Float64Array(9);
   protected readonly V = new Float64Array(9);
   protected readonly sigma = new Float64Array(3);
-  private readonly psdScratch = new Float64Array(psdScratchLength(3));
   private readonly denseSystem = new HessianEigensystem();
 
   constructor(
@@ -181,8 +188,8 @@ abstract class IsotropicMaterial implements Material {
     const block = es.block;
     for (let k = 0; k < 9; k++) block[k] = h[k];
     const pairs = es.pairs;
-    for (let k = 0; k < 6; k++) pairs[k] = project ? filterEigenvalue(h[9 + k], project) : h[9 + k];
-    if (project) projectPsdInPlace(block, 3, this.psdScratch, project === 'abs');
+    for (let k = 0; k < 6; k++) pairs[k] = h[9 + k];
+    if (project) es.applyFilter(project);
   }
 
   stressDerivative(F: ArrayLike<number>, out: Float64Array): void {
@@ -620,7 +627,6 @@ export class LinearMaterial implements Material {
   readonly model = 'linear' as const;
   readonly blocksInversion = false;
   readonly stressUsesSvd = false;
-  private readonly psdScratch = new Float64Array(psdScratchLength(3));
   private readonly denseSystem = new HessianEigensystem();
 
   constructor(
@@ -675,10 +681,9 @@ export class LinearMaterial implements Material {
     es.sigma.fill(1);
     const twoMu = 2 * this.mu;
     for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) block[3 * i + j] = (i === j ? twoMu : 0) + this.lambda;
-    const shear = project ? filterEigenvalue(twoMu, project) : twoMu;
-    pairs[0] = pairs[1] = pairs[2] = shear;
+    pairs[0] = pairs[1] = pairs[2] = twoMu;
     pairs[3] = pairs[4] = pairs[5] = 0;
-    if (project) projectPsdInPlace(block, 3, this.psdScratch, project === 'abs');
+    if (project) es.applyFilter(project);
   }
 }
 
