@@ -198,6 +198,14 @@ test('proximity candidates: equal to brute-force box overlap, a superset of pair
     const want = bruteForce(sc, null, 0, dhat / 2, null);
     assertSameSet(got.vt, want.vt, 'vertex-triangle');
     assertSameSet(got.ee, want.ee, 'edge-edge');
+    // The cell size changes the tables' shape, never the pairs.
+    for (const cellSizeScale of [0.5, 1, 4]) {
+      const other = new SpatialHashBroadPhase(sc.surface, { cellSizeScale });
+      other.findProximityCandidates(sc.x, dhat);
+      const pairs = hashPairs(sc, other);
+      assertSameSet(pairs.vt, want.vt, `vertex-triangle, cells ${cellSizeScale}`);
+      assertSameSet(pairs.ee, want.ee, `edge-edge, cells ${cellSizeScale}`);
+    }
     // Every pair truly closer than dhat is a candidate (the real criterion, with exact distances).
     const buf = new Float64Array(12);
     let closeVt = 0, closeEe = 0;
