@@ -267,33 +267,38 @@ class TetKernel {
     for (let k = 0; k < 6; k++) {
       const lam = pairs[k];
       if (lam === 0) continue;
-      const pair = k < 3 ? k : k - 3;
-      const i = pair === 2 ? 1 : 0;
-      const j = pair === 0 ? 1 : 2;
-      const sign = k < 3 ? SQRT1_2 : -SQRT1_2;
-      const ui0 = SQRT1_2 * U[i];
-      const ui1 = SQRT1_2 * U[3 + i];
-      const ui2 = SQRT1_2 * U[6 + i];
-      const uj0 = sign * U[j];
-      const uj1 = sign * U[3 + j];
-      const uj2 = sign * U[6 + j];
       const go = 9 * count;
-      for (let n = 0; n < 3; n++) {
-        const wj = W[3 * j + n];
-        const wi = W[3 * i + n];
-        const g0 = ui0 * wj + uj0 * wi;
-        const g1 = ui1 * wj + uj1 * wi;
-        const g2 = ui2 * wj + uj2 * wi;
-        G[go + 3 * n] = g0;
-        G[go + 3 * n + 1] = g1;
-        G[go + 3 * n + 2] = g2;
-        Y[go + 3 * n] = lam * g0;
-        Y[go + 3 * n + 1] = lam * g1;
-        Y[go + 3 * n + 2] = lam * g2;
-      }
+      this.pairDirection(k, G, go);
+      for (let a = go; a < go + 9; a++) Y[a] = lam * G[a];
       count++;
     }
     symmetricOuterSum(G, Y, count, K, ko);
+  }
+
+  /**
+   * The direction of flip (k < 3) or twist (k >= 3) value k of this.eigensystem on nodes 1-3,
+   * (u_i (x) w_j +- u_j (x) w_i)/sqrt2 for its pair (i, j), into g[at ... at + 9); needs this.W (frameColumns).
+   */
+  private pairDirection(k: number, g: Float64Array, at: number): void {
+    const U = this.eigensystem.U;
+    const W = this.W;
+    const pair = k < 3 ? k : k - 3;
+    const i = pair === 2 ? 1 : 0;
+    const j = pair === 0 ? 1 : 2;
+    const sign = k < 3 ? SQRT1_2 : -SQRT1_2;
+    const ui0 = SQRT1_2 * U[i];
+    const ui1 = SQRT1_2 * U[3 + i];
+    const ui2 = SQRT1_2 * U[6 + i];
+    const uj0 = sign * U[j];
+    const uj1 = sign * U[3 + j];
+    const uj2 = sign * U[6 + j];
+    for (let n = 0; n < 3; n++) {
+      const wj = W[3 * j + n];
+      const wi = W[3 * i + n];
+      g[at + 3 * n] = ui0 * wj + uj0 * wi;
+      g[at + 3 * n + 1] = ui1 * wj + uj1 * wi;
+      g[at + 3 * n + 2] = ui2 * wj + uj2 * wi;
+    }
   }
 
   /** W = the columns Dm^{-1} v_j of tet o/9's frame V (entry 3j + k). */
@@ -318,25 +323,14 @@ class TetKernel {
    * directions. Needs this.eigensystem unfiltered and this.W (frameColumns) for the tet at this.F, Dm^{-1} at o.
    */
   private correctedStiffness(o: number, project: EigenvalueFilter, K: Float64Array, ko: number): void {
-    const { U, pairs } = this.eigensystem;
+    const pairs = this.eigensystem.pairs;
     this.material.nodeStiffness!(this.F, this.arrays.dmInverse, o, false, K, ko);
-    const W = this.W;
     const g = this.G;
     for (let k = 0; k < 6; k++) {
       const lam = pairs[k];
       const change = filterEigenvalue(lam, project) - lam;
       if (change === 0) continue;
-      const pair = k < 3 ? k : k - 3;
-      const i = pair === 2 ? 1 : 0;
-      const j = pair === 0 ? 1 : 2;
-      const sign = k < 3 ? SQRT1_2 : -SQRT1_2;
-      for (let n = 0; n < 3; n++) {
-        const wj = SQRT1_2 * W[3 * j + n];
-        const wi = sign * W[3 * i + n];
-        g[3 * n] = U[i] * wj + U[j] * wi;
-        g[3 * n + 1] = U[3 + i] * wj + U[3 + j] * wi;
-        g[3 * n + 2] = U[6 + i] * wj + U[6 + j] * wi;
-      }
+      this.pairDirection(k, g, 0);
       for (let a = 0; a < 9; a++) {
         const ca = change * g[a];
         const row = ko + 9 * a;
