@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { BsrMatrix, PatternBuilder } from '../src/math/bsr.js';
 import { DiagonalCorrection } from '../src/math/diagonal-correction.js';
 import { LaggedCholeskySolver } from '../src/math/lagged-cholesky.js';
+import { createLinearSolver } from '../src/math/linear-solver.js';
 import { LdltSolver } from '../src/math/ldlt.js';
 import { NotPositiveDefiniteError } from '../src/math/not-positive-definite.js';
 import { gridPattern } from './numeric-helpers.js';
@@ -69,6 +70,34 @@ test('lagged Cholesky: matches a fresh factorisation on drifting matrices and re
   assert.equal(fresh, 1, 'the first solve factors');
   assert.equal(lagged.timing.factorizations, 1, 'small drifts reuse the factor');
   assert.ok(cheap === 5);
+});
+
+test('ldlt-lagged and auto stop their CG at the tolerance they are given (solver.cgTolerance)', () => {
+  const b = Float64Array.from({ length: gridMatrix(5, 1, 0).size }, (_, i) => Math.sin(i + 1));
+  /** |A x - b| / |b| of the second solve, on a matrix drifted from the factored one (the factor is a preconditioner). */
+  const relativeResidual = (solver: ReturnType<typeof createLinearSolver>): number => {
+    const first = gridMatrix(5, 1, 0);
+    solver.solve(first, b, new Float64Array(first.size));
+    const drifted = new BsrMatrix(first.pattern);
+    drifted.values.set(gridMatrix(5, 5, 0.3).values);
+    const x = new Float64Array(first.size);
+    solver.solve(drifted, b, x);
+    const r = new Float64Array(first.size);
+    drifted.multiply(x, r);
+    let rr = 0;
+    let bb = 0;
+    for (let i = 0; i < r.length; i++) {
+      rr += (r[i] - b[i]) ** 2;
+      bb += b[i] ** 2;
+    }
+    return Math.sqrt(rr / bb);
+  };
+  for (const name of ['ldlt-lagged', 'auto'] as const) {
+    const loose = relativeResidual(createLinearSolver(name));
+    const tight = relativeResidual(createLinearSolver(name, { tolerance: 1e-12 }));
+    assert.ok(loose <= 1e-4 && loose > 1e-11, `${name}, default tolerance 1e-4: relative residual ${loose}`);
+    assert.ok(tight <= 1e-12, `${name}, tolerance 1e-12: relative residual ${tight}`);
+  }
 });
 
 test('lagged Cholesky: a matrix far from the factored one triggers a refactorisation, still solving exactly', () => {

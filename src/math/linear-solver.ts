@@ -34,7 +34,7 @@ export interface LinearSolver {
 }
 
 export interface LinearSolverOptions {
-  /** PCG: relative residual |r| <= tolerance |b| (default 1e-4, see pcg.ts). */
+  /** PCG, and the lagged Cholesky's PCG: relative residual |r| <= tolerance |b| (default 1e-4, see pcg.ts). */
   tolerance?: number;
   /** PCG: iteration cap (default max(100, size of A)). */
   maxIterations?: number;
@@ -74,7 +74,7 @@ export function createLinearSolver(name: 'auto' | LinearSolverName, options: Lin
   if (name === 'auto') return new AutoLinearSolver(options);
   if (name === 'pcg') return new PcgSolver(options);
   if (name === 'ldlt') return new LdltSolver();
-  if (name === 'ldlt-lagged') return new LaggedCholeskySolver();
+  if (name === 'ldlt-lagged') return new LaggedCholeskySolver({ tolerance: options.tolerance });
   throw new Error(`createLinearSolver: unknown solver '${String(name)}' (expected auto, ${LINEAR_SOLVER_NAMES.join(', ')})`);
 }
 
@@ -93,7 +93,7 @@ export class AutoLinearSolver implements LinearSolver {
     options: LinearSolverOptions = {},
     private readonly limits = AUTO_SOLVER_LIMITS,
   ) {
-    this.direct = new LaggedCholeskySolver({ accept: (sym) => withinLimits(sym, limits) });
+    this.direct = new LaggedCholeskySolver({ accept: (sym) => withinLimits(sym, limits), tolerance: options.tolerance });
     this.iterative = new PcgSolver(options);
   }
 

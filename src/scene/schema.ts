@@ -385,7 +385,7 @@ export const sceneSchema = z.strictObject({
         .describe("'pcg' Jacobi CG, 'ldlt' Cholesky per solve, 'ldlt-lagged' CG on a reused Cholesky factor; 'auto': ldlt-lagged while a factorization needs at most 5e10 flops and 1 GiB (predicted by its symbolic analysis), pcg beyond"),
       tolerance: positive.default(defaultSolverOptions.tolerance).describe('Newton stop |dx|_inf <= tolerance * h'),
       maxNewtonIterations: z.number().int().positive().default(defaultSolverOptions.maxNewtonIterations),
-      cgTolerance: positive.default(defaultSolverOptions.cgTolerance).describe('PCG relative residual'),
+      cgTolerance: positive.default(defaultSolverOptions.cgTolerance).describe('relative residual at which PCG stops (pcg, and the CG on the lagged Cholesky factor of ldlt-lagged and auto)'),
       projectPsd: z.boolean().default(defaultSolverOptions.projectPsd),
       hessianProjection: z
         .enum(HESSIAN_PROJECTIONS)
