@@ -6,7 +6,7 @@ import { LaggedCholeskySolver } from '../src/math/lagged-cholesky.js';
 import { createLinearSolver } from '../src/math/linear-solver.js';
 import { LdltSolver } from '../src/math/ldlt.js';
 import { NotPositiveDefiniteError } from '../src/math/not-positive-definite.js';
-import { gridPattern } from './numeric-helpers.js';
+import { gridPattern, relativeError } from './numeric-helpers.js';
 
 /** SPD matrix on a 3D grid graph of nodes: identity-dominant diagonal blocks, random symmetric couplings. */
 function gridMatrix(side: number, seed: number, drift: number): BsrMatrix {
@@ -84,13 +84,7 @@ test('ldlt-lagged and auto stop their CG at the tolerance they are given (solver
     solver.solve(drifted, b, x);
     const r = new Float64Array(first.size);
     drifted.multiply(x, r);
-    let rr = 0;
-    let bb = 0;
-    for (let i = 0; i < r.length; i++) {
-      rr += (r[i] - b[i]) ** 2;
-      bb += b[i] ** 2;
-    }
-    return Math.sqrt(rr / bb);
+    return relativeError(r, b);
   };
   for (const name of ['ldlt-lagged', 'auto'] as const) {
     const loose = relativeResidual(createLinearSolver(name));

@@ -17,7 +17,7 @@ import {
   rateOrdering,
 } from '../src/math/ordering.js';
 import { PcgSolver } from '../src/math/pcg.js';
-import { gridPattern } from './numeric-helpers.js';
+import { gridPattern, relativeError } from './numeric-helpers.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
@@ -131,15 +131,6 @@ function randomVector(n: number, rand: () => number): Float64Array {
   return v;
 }
 
-function relativeError(x: Float64Array, ref: Float64Array): number {
-  let num = 0;
-  let den = 0;
-  for (let i = 0; i < x.length; i++) {
-    num += (x[i] - ref[i]) ** 2;
-    den += ref[i] ** 2;
-  }
-  return Math.sqrt(num / den);
-}
 
 /** Solves A x = b for a random b with the solver and checks x against a dense solve to 1e-10 (relative). */
 function assertSolvesLikeDense(solver: LinearSolver, A: BsrMatrix, rand: () => number, label = ''): void {

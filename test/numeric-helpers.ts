@@ -65,6 +65,17 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return m;
 }
 
+/** |x - ref| / |ref| in the Euclidean norm. */
+export function relativeError(x: ArrayLike<number>, ref: ArrayLike<number>): number {
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < x.length; i++) {
+    num += (x[i] - ref[i]) ** 2;
+    den += ref[i] ** 2;
+  }
+  return Math.sqrt(num / den);
+}
+
 /** Rows of a dense matrix as one row-major array. */
 export function flattenRows(rows: readonly ArrayLike<number>[]): Float64Array {
   const cols = rows.length > 0 ? rows[0].length : 0;
