@@ -10,13 +10,16 @@
  * goes on from there when run again: the bunny splash takes longer than one sitting; the times add up over sittings).
  * Contact rows add where the contact time goes (active-set broad phase, CCD, barrier terms; parts of the split) and
  * how many Hessian patterns and candidate sets were built.
- * The paper's machine: Intel Xeon w5-2445 (CPU solver, Jacobi PCG). Ours: whatever runs this; see `nproc`.
+ * The paper's machine: Intel Xeon w5-2445 (CPU solver, Jacobi PCG). Ours: whatever runs this; see `nproc`. The
+ * machine's speed at the start and the end of the bench (bench/machine-probe.ts) is printed with the rows and kept
+ * in the JSON: the shared VM's speed drifts between sittings by more than most changes measured here.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunSummary } from '../src/sim/records.js';
+import { formatMachineSpeed, machineSpeed } from './machine-probe.js';
 
 interface PaperRow {
   scene: string;
@@ -76,6 +79,8 @@ const tsx = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.met
 const rows: Array<PaperRow & { ours: RunSummary }> = [];
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 console.log(`vivace bench: seed 000 Table 1 scenes, linear solver ${linear}${withContact ? ', with contact scenes' : ''}`);
+const speedBefore = machineSpeed();
+console.log(`machine at the start: ${formatMachineSpeed(speedBefore)}`);
 console.log(
   `${'scene'.padEnd(20)} ${'integrator'.padEnd(9)} ${pad('ours s', 8)} ${pad('cpu s', 8)} ${pad('paper s', 8)} ${pad('ratio', 6)} ${pad('newton', 7)} ${pad('paper', 6)} ${pad('MiB', 6)} ${pad('energy', 7)}  time split (assembly / solve / line search / other, s)`,
 );
@@ -100,4 +105,6 @@ for (const row of paper) {
     `${row.scene.padEnd(20)} ${row.integrator.padEnd(9)} ${pad(ours.wallSeconds.toFixed(1), 8)} ${pad(ours.cpuSeconds?.toFixed(1) ?? '-', 8)} ${pad(row.seconds, 8)} ${pad((ours.wallSeconds / row.seconds).toFixed(2), 6)} ${pad(ours.newtonIterations, 7)} ${pad(row.newton, 6)} ${pad(ours.peakMemoryMiB.toFixed(0), 6)} ${pad(ours.energyKept.toFixed(3), 7)}  ${[t.assembly, t.linearSolve, t.lineSearch, t.other].map((s) => s.toFixed(1)).join(' / ')}${contactSplit}${ours.stopped ? `  STOPPED: ${ours.stopped}` : ''}`,
   );
 }
-if (jsonOut) writeFileSync(jsonOut, JSON.stringify(rows, null, 2));
+const speedAfter = machineSpeed();
+console.log(`machine at the end: ${formatMachineSpeed(speedAfter)}`);
+if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ machine: { start: speedBefore, end: speedAfter }, rows }, null, 2));
