@@ -2,11 +2,11 @@
  * How fast this machine is right now, on three fixed workloads that stand for the parts of a Newton iteration: the
  * factorization's dense update (C -= A B^T in the WebAssembly kernel, GFlop/s), the element loops' scalar JavaScript
  * (3x3 SVDs, millions per second) and the triangular solves' and sparse products' memory traffic (summing a 64 MiB
- * array, GB/s). Each is the fastest of 15 rounds (after one untimed round), so other jobs on the machine move it less than a whole
- * run. This shared VM's speed changes from one sitting to the next by far more than most changes we measure
- * (the same path of the bunny stairs at tau = 2 s took 766.6 CPU s in one sitting and 523.5 in another), so `npm run
- * bench` prints these figures before and after its rows: ratios to the paper's runtimes from different sittings
- * compare only beside them.
+ * array, GB/s). Each is the fastest of 15 rounds (after one untimed round), so other jobs on the machine move it
+ * less than a whole run. This shared VM's speed changes from one sitting to the next by far more than most changes
+ * we measure (the same path of the bunny stairs at tau = 2 s took 766.6 CPU s in one sitting and 523.5 in another),
+ * so `npm run bench` prints these figures before and after its rows: ratios to the paper's runtimes from different
+ * sittings compare only beside them.
  *
  *   npx tsx bench/machine-probe.ts
  */
