@@ -10,7 +10,7 @@
  *
  *   npx tsx bench/machine-probe.ts
  */
-import { createDenseKernel } from '../src/math/dense-kernel.js';
+import { createDenseKernel, type DenseKernelKind } from '../src/math/dense-kernel.js';
 import { svd3 } from '../src/math/svd3.js';
 import '../src/sim/node-wasm-features.js';
 
@@ -18,7 +18,7 @@ export interface MachineSpeed {
   /** The dense kernel's C -= A B^T on 240 x 240 x 240 blocks, GFlop/s. */
   denseGflops: number;
   /** Which dense kernel ran (wasm-simd-fma where the engine has relaxed SIMD). */
-  denseKernel: string;
+  denseKernel: DenseKernelKind;
   /** svd3 of fixed, well-spread 3x3 matrices, millions per second. */
   svdMillionsPerSecond: number;
   /** Sum of a 64 MiB Float64Array, GB/s. */
