@@ -4,7 +4,8 @@
  * case in a child process. Prints runtime, Newton iterations and peak memory beside the paper's figures
  * and the ratio ours / paper, plus where the time goes (assembly, linear solve, line search, other).
  *
- * Options: --contact (add the contact scenes: balls, dice, bunny stairs and splash, armadillo trampoline, chain net; hours on 2 cores), --only NAME[,NAME]
+ * Options (`--help` lists them; an unknown option or name is an error, exit 2): --contact (add the contact scenes:
+ * balls, dice, bunny stairs and splash, armadillo trampoline, chain net; hours on 2 cores), --only NAME[,NAME]
  * (scene names, contact or not), --integrator NAME (only that integrator's rows), --linear auto|pcg|ldlt|ldlt-lagged (default auto), --json FILE,
  * --checkpoint-dir DIR (each case saves its state to DIR/<scene>.<integrator>.checkpoint.json after every step and
  * goes on from there when run again: the bunny splash takes longer than one sitting; the times add up over sittings).
@@ -18,6 +19,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { wrap } from '../src/cli/scenes-command.js';
+import { LINEAR_SOLVER_NAMES, type LinearSolverName } from '../src/math/linear-solver.js';
 import type { RunSummary } from '../src/sim/records.js';
 import { formatMachineSpeed, machineSpeed } from './machine-probe.js';
 
@@ -61,17 +65,60 @@ const paper: PaperRow[] = [
   { scene: 'chain-net', integrator: 'a-search', seconds: 6612.0, newton: 21683, h: 1 / 120, contact: true },
 ];
 
-const args = process.argv.slice(2);
-const opt = (name: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
-const only = opt('--only')?.split(',');
-const withContact = args.includes('--contact');
-const onlyIntegrator = opt('--integrator');
-const linear = opt('--linear') ?? 'auto';
-const jsonOut = opt('--json');
-const checkpointDir = opt('--checkpoint-dir');
+const usage = `usage: npm run bench -- [--contact] [--only NAME[,NAME...]] [--integrator NAME] [--linear ${['auto', ...LINEAR_SOLVER_NAMES].join('|')}]
+                        [--json FILE] [--checkpoint-dir DIR]
+  --contact          add the contact scenes (hours on 2 cores)
+  --only NAMES       only these scenes (contact or not), of:
+${wrap([...new Set(paper.map((r) => r.scene))].join(', '), ' '.repeat(21))}
+  --integrator NAME  only this integrator's rows: ${[...new Set(paper.map((r) => r.integrator))].join(', ')}
+  --linear NAME      the linear solver (default auto)
+  --json FILE        also write the rows and the machine's speed as JSON
+  --checkpoint-dir DIR  save each case's state after every step and resume from it when run again`;
+
+/** The options and the rows they select; throws an error that names a bad option, or says that no row is selected. */
+function parseOptions(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      contact: { type: 'boolean' },
+      only: { type: 'string' },
+      integrator: { type: 'string' },
+      linear: { type: 'string' },
+      json: { type: 'string' },
+      'checkpoint-dir': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const only = values.only?.split(',');
+  const unknown = only?.filter((name) => !paper.some((r) => r.scene === name)) ?? [];
+  if (unknown.length > 0) throw new Error(`--only: no bench row for ${unknown.join(', ')}`);
+  if (values.integrator !== undefined && !paper.some((r) => r.integrator === values.integrator)) {
+    throw new Error(`--integrator: no bench row for ${values.integrator}`);
+  }
+  const linear = values.linear ?? 'auto';
+  if (linear !== 'auto' && !LINEAR_SOLVER_NAMES.includes(linear as LinearSolverName)) throw new Error(`--linear: unknown solver ${linear}`);
+  const withContact = values.contact === true;
+  const selected = paper.filter(
+    (row) => (only ? only.includes(row.scene) : !row.contact || withContact) && (values.integrator === undefined || row.integrator === values.integrator),
+  );
+  if (selected.length === 0 && !values.help) throw new Error(`no bench row is ${only?.join(', ')} with ${values.integrator}`);
+  return { selected, withContact, linear, jsonOut: values.json, checkpointDir: values['checkpoint-dir'], help: values.help === true };
+}
+
+let options: ReturnType<typeof parseOptions>;
+try {
+  options = parseOptions(process.argv.slice(2));
+} catch (err) {
+  console.error(`bench: ${(err as Error).message} (\`npm run bench -- --help\` lists the options)`);
+  process.exit(2);
+}
+if (options.help) {
+  console.log(usage);
+  process.exit(0);
+}
+const { selected, withContact, linear, jsonOut, checkpointDir } = options;
 if (checkpointDir) mkdirSync(checkpointDir, { recursive: true });
 const caseScript = fileURLToPath(new URL('./case.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));
@@ -84,9 +131,7 @@ console.log(`machine at the start: ${formatMachineSpeed(speedBefore)}`);
 console.log(
   `${'scene'.padEnd(20)} ${'integrator'.padEnd(9)} ${pad('ours s', 8)} ${pad('cpu s', 8)} ${pad('paper s', 8)} ${pad('ratio', 6)} ${pad('newton', 7)} ${pad('paper', 6)} ${pad('MiB', 6)} ${pad('energy', 7)}  time split (assembly / solve / line search / other, s)`,
 );
-for (const row of paper) {
-  if (only ? !only.includes(row.scene) : row.contact && !withContact) continue;
-  if (onlyIntegrator && row.integrator !== onlyIntegrator) continue;
+for (const row of selected) {
   // The case's stderr (its progress lines) goes straight through; only its stdout (the summary) is captured.
   const checkpoint = checkpointDir ? [join(checkpointDir, `${row.scene}.${row.integrator}.checkpoint.json`)] : [];
   const out = execFileSync(process.execPath, [tsx, caseScript, row.scene, row.integrator, String(row.h ?? 1 / 30), linear, ...checkpoint], {

@@ -10,7 +10,7 @@ function num(x: number): string {
 }
 
 /** Word-wraps text to `width` columns, each line indented. */
-function wrap(text: string, indent: string, width = 100): string {
+export function wrap(text: string, indent: string, width = 100): string {
   const lines: string[] = [];
   let line = '';
   for (const word of text.split(/\s+/).filter(Boolean)) {
