@@ -103,7 +103,10 @@ function parseOptions(argv: string[]) {
   const selected = paper.filter(
     (row) => (only ? only.includes(row.scene) : !row.contact || withContact) && (values.integrator === undefined || row.integrator === values.integrator),
   );
-  if (selected.length === 0 && !values.help) throw new Error(`no bench row is ${only?.join(', ')} with ${values.integrator}`);
+  if (selected.length === 0 && !values.help) {
+    const scenes = only ? only.join(', ') : withContact ? 'any scene' : 'any scene without contact (add --contact)';
+    throw new Error(`no bench row is ${scenes} with ${values.integrator}`);
+  }
   return { selected, withContact, linear, jsonOut: values.json, checkpointDir: values['checkpoint-dir'], help: values.help === true };
 }
 
