@@ -288,3 +288,26 @@ test('the per-tet SVD cache is exact: energy, gradient and Hessian after reuse e
     assert.ok(maxAbs(HFresh.values) > 0);
   }
 });
+
+test('energy at positions equal to the bit returns the kept energy; any change of a node of the body (in place too) recomputes it', () => {
+  const rand = rng(29);
+  const { X, tets, x } = deformedMesh(rand, 'corotated', 0.2);
+  // The body's nodes sit after two nodes of another body, whose positions the term must not look at.
+  const shiftedX = new Float64Array(X.length + 6);
+  shiftedX.set(X, 6);
+  const shiftedTets = Uint32Array.from(tets, (i) => i + 2);
+  const term = new ElasticTets(shiftedX, shiftedTets, material('corotated'));
+  const at = new Float64Array(x.length + 6);
+  at.set(x, 6);
+  const first = term.energy(at);
+  const fresh = () => new ElasticTets(shiftedX, shiftedTets, material('corotated')).energy(at);
+  assert.ok(Object.is(first, fresh()));
+  at[0] += 1; // another body's node: the same energy
+  assert.ok(Object.is(term.energy(at), first));
+  for (const dof of [6, at.length - 1]) {
+    at[dof] += 1e-3 * (1 + rand());
+    const changed = term.energy(at);
+    assert.notEqual(changed, first, `a move of DOF ${dof} went unseen`);
+    assert.ok(Object.is(changed, fresh()), `DOF ${dof}: ${changed} vs a fresh term's ${fresh()}`);
+  }
+});

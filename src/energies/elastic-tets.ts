@@ -69,9 +69,9 @@ interface TetArrays {
   restVolume: Float64Array;
   /**
    * For materials whose stress needs the SVD (corotated): each tet's last decomposition and the F it was taken at
-   * (FRAME_STRIDE per tet; empty otherwise). The line search's energy at the accepted point, the gradient and the
-   * Hessian there all see the same F, so one SVD per tet serves the whole Newton iteration. A cache hit needs F
-   * equal to the bit, which makes the reuse exact: svd3 is a function of F alone.
+   * (FRAME_STRIDE per tet; empty otherwise). The gradient and the Hessian at a Newton iterate see the same F, so one
+   * SVD per tet serves the whole iteration (the energy needs none). A cache hit needs F equal to the bit, which makes
+   * the reuse exact: svd3 is a function of F alone.
    */
   frameCache: Float64Array;
 }
@@ -155,9 +155,9 @@ class TetKernel {
     return this.frame;
   }
 
-  /** psi(this.F) of tet e (after deformationGradient). */
-  energyDensity(e: number): number {
-    return this.cached ? this.material.energyDensity(this.F, this.principalFrame(e)) : this.material.energyDensity(this.F);
+  /** psi(this.F) (after deformationGradient): no SVD kept, as the energy needs none (Material.energyDensity). */
+  energyDensity(): number {
+    return this.material.energyDensity(this.F);
   }
 
   /**
@@ -185,7 +185,7 @@ class TetKernel {
     const volume = this.arrays.restVolume;
     for (let e = begin; e < end; e++) {
       this.deformationGradient(x, e);
-      out[e] = volume[e] * this.energyDensity(e);
+      out[e] = volume[e] * this.energyDensity();
     }
   }
 
@@ -366,6 +366,10 @@ export class ElasticTets implements PotentialTerm {
   private threads: ThreadedTets | null = null;
   /** The energy reduced by runThreaded. */
   private energySum = 0;
+  /** The DOFs of this body's nodes, [firstDof, firstDof + energyMemo.length), at the last energy(), and that energy. */
+  private readonly firstDof: number;
+  private readonly energyMemo: Float64Array;
+  private memoEnergy = NaN;
 
   constructor(
     restPositions: Float64Array,
@@ -385,6 +389,14 @@ export class ElasticTets implements PotentialTerm {
     const frameCache = new Float64Array(material.stressUsesSvd ? FRAME_STRIDE * this.tetCount : 0).fill(NaN);
     this.arrays = { tets, dmInverse, restVolume, frameCache };
     this.kernel = new TetKernel(this.arrays, material);
+    let lowest = nodeCount;
+    let highest = -1;
+    for (const i of tets) {
+      if (i < lowest) lowest = i;
+      if (i > highest) highest = i;
+    }
+    this.firstDof = 3 * Math.min(lowest, highest + 1);
+    this.energyMemo = new Float64Array(3 * (highest + 1) - this.firstDof);
     const X = restPositions;
     const Dm = new Float64Array(9);
     const inv = new Float64Array(9);
@@ -524,7 +536,24 @@ export class ElasticTets implements PotentialTerm {
     }
   }
 
+  /**
+   * The elastic energy at x. A step asks for it at the same positions several times (the integrator's energy
+   * bookkeeping, the output records, the next step's start), so the last positions of this body's nodes and the
+   * energy there are kept: a call at positions equal to the bit returns that energy without the element loop.
+   */
   energy(x: Float64Array): number {
+    const memo = this.energyMemo;
+    const from = this.firstDof;
+    let d = 0;
+    while (d < memo.length && memo[d] === x[from + d]) d++;
+    if (d === memo.length && !Number.isNaN(this.memoEnergy)) return this.memoEnergy;
+    const total = this.energyLoop(x);
+    memo.set(x.subarray(from, from + memo.length));
+    this.memoEnergy = total;
+    return total;
+  }
+
+  private energyLoop(x: Float64Array): number {
     const kernel = this.kernel;
     const volume = this.restVolume;
     const threads = this.threads;
@@ -535,7 +564,7 @@ export class ElasticTets implements PotentialTerm {
     let total = 0;
     for (let e = 0; e < this.tetCount; e++) {
       kernel.deformationGradient(x, e);
-      total += volume[e] * kernel.energyDensity(e);
+      total += volume[e] * kernel.energyDensity();
     }
     return total;
   }
@@ -545,7 +574,7 @@ export class ElasticTets implements PotentialTerm {
     const kernel = this.kernel;
     for (let e = 0; e < this.tetCount; e++) {
       kernel.deformationGradient(x, e);
-      out[e] = kernel.energyDensity(e);
+      out[e] = kernel.energyDensity();
     }
   }
 

@@ -23,7 +23,8 @@
  */
 import { svd3, type Svd3Factors } from '../math/svd3.js';
 import { projectPsdInPlace, psdScratchLength } from '../math/eigen-sym.js';
-import { cofactor3, det3 } from '../math/small.js';
+import { cofactor3, det3, frobeniusSquared } from '../math/small.js';
+import { signedSingularValueSum } from '../math/singular-value-sum.js';
 import { filterEigenvalue, type EigenvalueFilter } from './eigenvalue-filter.js';
 
 const SQRT1_2 = Math.SQRT1_2;
@@ -60,15 +61,16 @@ export interface Material {
   /** True when psi = +Infinity for det F <= 0 (a log J barrier): the line search must filter inversions. */
   readonly blocksInversion: boolean;
   /**
-   * True when energyDensity and firstPiola decompose F (the corotated rotation), not only the Hessian: the element
-   * loop then keeps each tet's SVD, so that energy, gradient and Hessian at the same F share one decomposition.
+   * True when firstPiola decomposes F (the corotated rotation), not only the Hessian: the element loop then keeps
+   * each tet's SVD, so that the gradient and the Hessian at the same F share one decomposition.
    */
   readonly stressUsesSvd: boolean;
+  /** psi(F): a function of F alone, never an SVD the caller holds (the line search's trial points need no SVD). */
+  energyDensity(F: ArrayLike<number>): number;
   /**
    * The optional `svd` argument of this and the methods below is svd3(F), already computed by the caller; it is
    * used instead of decomposing F again (the results are the same to the bit).
    */
-  energyDensity(F: ArrayLike<number>, svd?: Svd3Factors): number;
   firstPiola(F: ArrayLike<number>, P: Float64Array, svd?: Svd3Factors): void;
   /** Exact dP/dF (9x9). */
   stressDerivative(F: ArrayLike<number>, out: Float64Array): void;
@@ -236,15 +238,23 @@ export class CorotatedMaterial extends IsotropicMaterial {
   override readonly stressUsesSvd = true;
   private readonly cof = new Float64Array(9);
 
-  energyDensity(F: ArrayLike<number>, svd?: Svd3Factors): number {
-    let s: ArrayLike<number> = this.sigma;
-    if (svd) s = svd.sigma;
-    else svd3(F, this.U, this.sigma, this.V);
+  /**
+   * sum (s_i - 1)^2 = |F|^2 - 2 (s_1 + s_2 + s_3), plus 3, with the sum of the signed singular values from F's
+   * invariants (signedSingularValueSum): about a third of an SVD's cost, which matters because the line search and
+   * Newton's start candidates evaluate the energy at points whose gradient is never needed. Where that sum is
+   * ill-conditioned (an element inverted through flat) the SVD gives the singular values instead.
+   */
+  energyDensity(F: ArrayLike<number>): number {
     const J = det3(F);
+    const volumeTerm = 0.5 * this.lambda * (J - 1) * (J - 1);
+    const sum = signedSingularValueSum(F);
+    if (!Number.isNaN(sum)) return this.mu * (frobeniusSquared(F) - 2 * sum + 3) + volumeTerm;
+    const s = this.sigma;
+    svd3(F, this.U, s, this.V);
     const d0 = s[0] - 1;
     const d1 = s[1] - 1;
     const d2 = s[2] - 1;
-    return this.mu * (d0 * d0 + d1 * d1 + d2 * d2) + 0.5 * this.lambda * (J - 1) * (J - 1);
+    return this.mu * (d0 * d0 + d1 * d1 + d2 * d2) + volumeTerm;
   }
 
   /** P = 2 mu (F - R) + lambda (J - 1) cof(F). */
