@@ -19,12 +19,19 @@
  * body resting in contact those are nearly all the change, and the barrier's stiffness swings enough from step to
  * step to make the plain old factor stale every second or third solve.
  *
+ * Bodies that turn turn their Hessians with them (group-turns.ts): given the positions each matrix was assembled at,
+ * and where the bodies have turned by more than TURN_ANGLE since the factorization, the preconditioner is the old
+ * factor turned by each body's fitted rotation, Q (L D L^T)^-1 Q^T. (The diagonal correction is not used on such
+ * solves: it measures changes against the unturned matrix.) On the rotating cubes, which turn 0.5 rad a step, this
+ * keeps one factor for many steps where the plain one failed at the first solve of each.
+ *
  * A failed attempt (PCG gave up and the solve refactored) costs about one factorisation. When the matrix changes a
  * lot from one Newton iteration to the next (a body landing in a pile: new contacts every iteration), attempts keep
  * failing, so after a failure the next 1, 2, 4, then 8 solves refactor at once, until an attempt succeeds again.
  */
 import type { BsrMatrix, BsrPattern } from './bsr.js';
 import { DiagonalCorrection } from './diagonal-correction.js';
+import type { GroupTurns } from './group-turns.js';
 import { LdltSolver, type LdltSymbolic } from './ldlt.js';
 import type { LinearSolveStats, LinearSolver, LinearSolverTiming } from './linear-solver.js';
 
@@ -39,7 +46,17 @@ export interface LaggedCholeskyOptions {
   accept?: (sym: LdltSymbolic) => boolean;
   /** Correct the old factor for changed diagonal blocks (DiagonalCorrection; default true). */
   diagonalCorrection?: boolean;
+  /** The bodies as node groups, to turn the old factor with them (see the class comment; default: no turning). */
+  turns?: GroupTurns;
 }
+
+/**
+ * Past this rotation of some body since the factorization (radians), the factor is turned with the bodies. Below
+ * it the turn changes the matrix less than what else changes between Newton iterations (a flying bunny turns
+ * 0.015-0.03 rad an iteration, and a turned factor did not help it, README stop 34), and the diagonal correction
+ * keeps working.
+ */
+const TURN_ANGLE = 0.05;
 
 /** Measured (factor time / iteration time) / (flops / nnz(L)); see limits(). */
 const ITERATIONS_PER_FLOP_RATIO = 0.06;
@@ -67,6 +84,11 @@ export class LaggedCholeskySolver implements LinearSolver {
   private readonly fixedLimits: boolean;
   private readonly accept: ((sym: LdltSymbolic) => boolean) | undefined;
   private readonly correction: DiagonalCorrection | null;
+  private readonly turns: GroupTurns | null;
+  /** Whether the turns' reference is the factored matrix's positions, and whether the current attempt turns it. */
+  private turnsCaptured = false;
+  private turned = false;
+  private turnedVector = new Float64Array(0);
   private readonly solveWithFactor = (b: Float64Array, x: Float64Array): void => this.direct.solveFactored(b, x, true);
   private stale = true;
   /** The pattern of the last solve, and how many solves in a row had it. */
@@ -87,6 +109,7 @@ export class LaggedCholeskySolver implements LinearSolver {
     this.fixedLimits = options.refactorAfter !== undefined || options.maxIterations !== undefined;
     this.accept = options.accept;
     this.correction = options.diagonalCorrection === false ? null : new DiagonalCorrection();
+    this.turns = options.turns ?? null;
   }
 
   get timing(): LinearSolverTiming {
@@ -98,35 +121,36 @@ export class LaggedCholeskySolver implements LinearSolver {
     return this.direct.plan(pattern);
   }
 
-  solve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats {
-    const stats = this.trySolve(A, b, x);
+  solve(A: BsrMatrix, b: Float64Array, x: Float64Array, positions?: Float64Array): LinearSolveStats {
+    const stats = this.trySolve(A, b, x, positions);
     if (!stats) throw new Error('LaggedCholeskySolver: the factorization this solve needs was not accepted');
     return stats;
   }
 
   /** As solve, but null (x unspecified) when the solve needs a factorization that `accept` turns down. */
-  trySolve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats | null {
+  trySolve(A: BsrMatrix, b: Float64Array, x: Float64Array, positions?: Float64Array): LinearSolveStats | null {
     if (A.pattern.id !== this.patternId) {
       this.patternId = A.pattern.id;
       this.solvesOnPattern = 0;
     }
     this.solvesOnPattern++;
-    if (this.stale || this.direct.factorAnalysis?.patternId !== A.pattern.id) return this.refactorAndSolve(A, b, x);
+    if (this.stale || this.direct.factorAnalysis?.patternId !== A.pattern.id) return this.refactorAndSolve(A, b, x, positions);
     if (this.skipAttempts > 0) {
       this.skipAttempts--;
-      return this.refactorAndSolve(A, b, x);
+      return this.refactorAndSolve(A, b, x, positions);
     }
     const { giveUp, renew } = this.limits();
-    this.correction?.prepare(A, this.solveWithFactor, this.solvesOnPattern >= SETTLED_PATTERN);
+    this.turned = this.turnsCaptured && positions !== undefined && this.turns!.fit(positions) > TURN_ANGLE;
+    if (!this.turned) this.correction?.prepare(A, this.solveWithFactor, this.solvesOnPattern >= SETTLED_PATTERN);
     const its = this.pcg(A, b, x, giveUp);
     // Negative curvature (p^T A p <= 0) says A is not positive definite, not that the factor is stale: the fresh
     // factorization reports it (an unprojected Newton matrix may be indefinite, see newton.ts).
-    if (its === NOT_POSITIVE) return this.refactorAndSolve(A, b, x);
+    if (its === NOT_POSITIVE) return this.refactorAndSolve(A, b, x, positions);
     if (its < 0) {
       this.failures++;
       this.skipAttempts = Math.min(MAX_SKIPPED_ATTEMPTS, 2 ** (this.failures - 1));
       this.failedAttempts++;
-      return this.refactorAndSolve(A, b, x);
+      return this.refactorAndSolve(A, b, x, positions);
     }
     this.failures = 0;
     if (its > renew) this.stale = true;
@@ -149,10 +173,12 @@ export class LaggedCholeskySolver implements LinearSolver {
     return { giveUp, renew: Math.max(this.refactorAfter, Math.floor(giveUp / 2)) };
   }
 
-  private refactorAndSolve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats | null {
+  private refactorAndSolve(A: BsrMatrix, b: Float64Array, x: Float64Array, positions: Float64Array | undefined): LinearSolveStats | null {
     if (this.accept && !this.accept(this.direct.plan(A.pattern))) return null;
     this.direct.factor(A);
     this.correction?.reset(A);
+    this.turnsCaptured = this.turns !== null && positions !== undefined;
+    if (this.turnsCaptured) this.turns!.capture(positions!);
     this.stale = false;
     this.direct.solveFactored(b, x);
     return { iterations: 1, residual: 0 };
@@ -209,8 +235,16 @@ export class LaggedCholeskySolver implements LinearSolver {
     return -1;
   }
 
-  /** z = P^-1 r: the old factor's solve, corrected for changed diagonal blocks. */
+  /** z = P^-1 r: the old factor's solve, corrected for changed diagonal blocks, or turned with the bodies. */
   private precondition(r: Float64Array, z: Float64Array): void {
+    if (this.turned) {
+      const turns = this.turns!;
+      if (this.turnedVector.length !== r.length) this.turnedVector = new Float64Array(r.length);
+      turns.toReference(r, this.turnedVector);
+      this.direct.solveFactored(this.turnedVector, z, true);
+      turns.fromReference(z);
+      return;
+    }
     this.direct.solveFactored(r, z, true);
     this.correction?.apply(z);
   }

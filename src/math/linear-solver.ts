@@ -5,6 +5,7 @@
  * (lagged-cholesky.ts), and 'auto', which picks between the last and PCG by the predicted cost of a factorization.
  */
 import type { BsrMatrix, BsrPattern } from './bsr.js';
+import type { GroupTurns } from './group-turns.js';
 import { LaggedCholeskySolver } from './lagged-cholesky.js';
 import { factorBytes, LdltSolver, type LdltSymbolic } from './ldlt.js';
 import { PcgSolver } from './pcg.js';
@@ -29,8 +30,9 @@ export interface LinearSolver {
   /** Cumulative timings, so benchmarks and the simulation can say where the time goes. */
   readonly timing: LinearSolverTiming;
   /** Solves A x = b. A is SPD (Newton matrix: lumped mass/h^2-scaled + PSD-projected Hessians, Dirichlet rows
-   *  replaced by identity). x is the initial guess on entry (PCG) and the solution on exit. */
-  solve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats;
+   *  replaced by identity). x is the initial guess on entry (PCG) and the solution on exit. `positions`, the point
+   *  A was assembled at (Newton's iterate), lets the lagged Cholesky turn its factor with turning bodies. */
+  solve(A: BsrMatrix, b: Float64Array, x: Float64Array, positions?: Float64Array): LinearSolveStats;
 }
 
 export interface LinearSolverOptions {
@@ -40,6 +42,8 @@ export interface LinearSolverOptions {
   maxIterations?: number;
   /** PCG: 'jacobi' (default) or 'block-jacobi' (inverse 3x3 diagonal blocks). */
   preconditioner?: 'jacobi' | 'block-jacobi';
+  /** The lagged Cholesky: the bodies as node groups, to turn its factor with them (group-turns.ts). */
+  turns?: GroupTurns;
 }
 
 /**
@@ -74,7 +78,7 @@ export function createLinearSolver(name: 'auto' | LinearSolverName, options: Lin
   if (name === 'auto') return new AutoLinearSolver(options);
   if (name === 'pcg') return new PcgSolver(options);
   if (name === 'ldlt') return new LdltSolver();
-  if (name === 'ldlt-lagged') return new LaggedCholeskySolver({ tolerance: options.tolerance });
+  if (name === 'ldlt-lagged') return new LaggedCholeskySolver({ tolerance: options.tolerance, turns: options.turns });
   throw new Error(`createLinearSolver: unknown solver '${String(name)}' (expected auto, ${LINEAR_SOLVER_NAMES.join(', ')})`);
 }
 
@@ -93,7 +97,7 @@ export class AutoLinearSolver implements LinearSolver {
     options: LinearSolverOptions = {},
     private readonly limits = AUTO_SOLVER_LIMITS,
   ) {
-    this.direct = new LaggedCholeskySolver({ accept: (sym) => withinLimits(sym, limits), tolerance: options.tolerance });
+    this.direct = new LaggedCholeskySolver({ accept: (sym) => withinLimits(sym, limits), tolerance: options.tolerance, turns: options.turns });
     this.iterative = new PcgSolver(options);
   }
 
@@ -120,9 +124,9 @@ export class AutoLinearSolver implements LinearSolver {
     return !this.useIterative && withinLimits(this.direct.plan(pattern), this.limits) ? 'ldlt-lagged' : 'pcg';
   }
 
-  solve(A: BsrMatrix, b: Float64Array, x: Float64Array): LinearSolveStats {
+  solve(A: BsrMatrix, b: Float64Array, x: Float64Array, positions?: Float64Array): LinearSolveStats {
     if (!this.useIterative) {
-      const stats = this.direct.trySolve(A, b, x);
+      const stats = this.direct.trySolve(A, b, x, positions);
       if (stats) return stats;
       this.useIterative = true;
       x.fill(0);

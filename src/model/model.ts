@@ -2,6 +2,7 @@ import type { BarrierPotential } from '../contact/barrier-potential.js';
 import type { CollisionMesh } from '../contact/collision-mesh.js';
 import type { FrictionVelocitySetting } from '../contact/friction.js';
 import type { PotentialTerm } from '../energies/potential.js';
+import { GroupTurns } from '../math/group-turns.js';
 import { identityVertexMap, isIdentityMap, vertexPositions, type VertexMap } from './vertex-map.js';
 
 /**
@@ -98,6 +99,25 @@ export interface Model {
   readonly obstacles?: readonly ObstacleMesh[];
   /** Present when the scene has contact (obstacles or a `contact` section). */
   readonly contact?: ContactModel;
+}
+
+/**
+ * The bodies as node groups whose Hessian blocks turn with them (math/group-turns.ts), for the linear solver: every
+ * body but the affine ones, whose DOFs are an affine map rather than positions. A node with some but not all DOFs
+ * constrained stays out, as do obstacles' nodes.
+ */
+export function bodyTurns(model: Model): GroupTurns {
+  const groupOfNode = new Int32Array(model.nNodes).fill(-1);
+  let groups = 0;
+  for (const body of model.bodies) {
+    if (body.kind === 'affine') continue;
+    for (let node = body.firstNode; node < body.firstNode + body.nodeCount; node++) {
+      const fixed = model.constrained[3 * node] + model.constrained[3 * node + 1] + model.constrained[3 * node + 2];
+      if (fixed === 0 || fixed === 3) groupOfNode[node] = groups;
+    }
+    groups++;
+  }
+  return new GroupTurns(groupOfNode, groups);
 }
 
 /** Writes the positions of all constrained DOFs at time t into x (free DOFs untouched). */

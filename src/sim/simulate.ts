@@ -9,7 +9,7 @@ import { createLinearSolver, type LinearSolverName } from '../math/linear-solver
 import { countInvertedTets } from '../mesh/tet-mesh.js';
 import { DEFAULT_THREADS, threadPoolFor, usableThreads } from '../solver/threads.js';
 import type { NewtonIteration } from '../solver/newton.js';
-import { contactPositions, type Model } from '../model/model.js';
+import { bodyTurns, contactPositions, type Model } from '../model/model.js';
 import { bodyRecords, nodeMomenta } from './body-records.js';
 import type { RunSummary, StepRecord } from './records.js';
 
@@ -185,7 +185,7 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
     maxIterations: opts.solver.maxNewtonIterations,
     projectPsd: opts.solver.projectPsd,
     hessianProjection: opts.solver.hessianProjection,
-    linearSolver: createLinearSolver(opts.solver.linear, { tolerance: opts.solver.cgTolerance }),
+    linearSolver: createLinearSolver(opts.solver.linear, { tolerance: opts.solver.cgTolerance, turns: bodyTurns(model) }),
     rayleigh: opts.rayleigh,
   };
   let stepMade = 0; // the step the integrator is making, for the Newton trace

@@ -194,7 +194,7 @@ export class NewtonSolver {
         dx.fill(0);
         let solved = true;
         try {
-          const stats = opts.linearSolver.solve(H, g, dx);
+          const stats = opts.linearSolver.solve(H, g, dx, x);
           linearIterations += stats.iterations;
         } catch (err) {
           if (!exact || !(err instanceof NotPositiveDefiniteError)) throw err;
