@@ -134,7 +134,9 @@ export class LaggedCholeskySolver implements LinearSolver {
       this.solvesOnPattern = 0;
     }
     this.solvesOnPattern++;
-    if (this.stale || this.direct.factorAnalysis?.patternId !== A.pattern.id) return this.refactorAndSolve(A, b, x, positions);
+    if (this.stale || this.direct.factorAnalysis?.patternId !== A.pattern.id) {
+      return this.refactorAndSolve(A, b, x, positions);
+    }
     if (this.skipAttempts > 0) {
       this.skipAttempts--;
       return this.refactorAndSolve(A, b, x, positions);
@@ -173,7 +175,7 @@ export class LaggedCholeskySolver implements LinearSolver {
     return { giveUp, renew: Math.max(this.refactorAfter, Math.floor(giveUp / 2)) };
   }
 
-  private refactorAndSolve(A: BsrMatrix, b: Float64Array, x: Float64Array, positions: Float64Array | undefined): LinearSolveStats | null {
+  private refactorAndSolve(A: BsrMatrix, b: Float64Array, x: Float64Array, positions?: Float64Array): LinearSolveStats | null {
     if (this.accept && !this.accept(this.direct.plan(A.pattern))) return null;
     this.direct.factor(A);
     this.correction?.reset(A);

@@ -97,7 +97,11 @@ export class AutoLinearSolver implements LinearSolver {
     options: LinearSolverOptions = {},
     private readonly limits = AUTO_SOLVER_LIMITS,
   ) {
-    this.direct = new LaggedCholeskySolver({ accept: (sym) => withinLimits(sym, limits), tolerance: options.tolerance, turns: options.turns });
+    this.direct = new LaggedCholeskySolver({
+      accept: (sym) => withinLimits(sym, limits),
+      tolerance: options.tolerance,
+      turns: options.turns,
+    });
     this.iterative = new PcgSolver(options);
   }
 

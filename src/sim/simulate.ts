@@ -185,7 +185,10 @@ function* runSteps(model: Model, opts: RunOptions, observer: RunObserver): Gener
     maxIterations: opts.solver.maxNewtonIterations,
     projectPsd: opts.solver.projectPsd,
     hessianProjection: opts.solver.hessianProjection,
-    linearSolver: createLinearSolver(opts.solver.linear, { tolerance: opts.solver.cgTolerance, turns: bodyTurns(model) }),
+    linearSolver: createLinearSolver(opts.solver.linear, {
+      tolerance: opts.solver.cgTolerance,
+      turns: bodyTurns(model),
+    }),
     rayleigh: opts.rayleigh,
   };
   let stepMade = 0; // the step the integrator is making, for the Newton trace
