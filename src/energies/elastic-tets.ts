@@ -395,8 +395,9 @@ export class ElasticTets implements PotentialTerm {
       if (i < lowest) lowest = i;
       if (i > highest) highest = i;
     }
-    this.firstDof = 3 * Math.min(lowest, highest + 1);
-    this.energyMemo = new Float64Array(3 * (highest + 1) - this.firstDof);
+    const empty = highest < 0;
+    this.firstDof = empty ? 0 : 3 * lowest;
+    this.energyMemo = new Float64Array(empty ? 0 : 3 * (highest + 1 - lowest));
     const X = restPositions;
     const Dm = new Float64Array(9);
     const inv = new Float64Array(9);
